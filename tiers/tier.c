@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * tier.c -- tier registry, slot allocator and the thin data wrappers
+ * around struct tier_ops.  See tier.h for the contracts.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "tier.h"
+#include "macro.h"
+#include "banned.h"
+
+static const char *const kind_names[_TIER_KIND_MAX] = {
+	[TIER_RAM] = "ram",
+	[TIER_PMEM] = "pmem",
+	[TIER_FILE] = "file",
+};
+
+enum tier_kind tier_kind_parse(const char *s)
+{
+	for (int k = 0; k < _TIER_KIND_MAX; k++)
+		if (s && !strcmp(s, kind_names[k]))
+			return k;
+	return _TIER_KIND_INVALID;
+}
+
+const char *tier_kind_name(enum tier_kind kind)
+{
+	if (kind < 0 || kind >= _TIER_KIND_MAX)
+		return "invalid";
+	return kind_names[kind];
+}
+
+static const struct tier_ops *kind_ops(enum tier_kind kind)
+{
+	switch (kind) {
+	case TIER_RAM:
+		return &tier_ram_ops;
+	case TIER_PMEM:
+#if HAVE_PMEM
+		return &tier_pmem_ops;
+#else
+		return NULL;
+#endif
+	case TIER_FILE:
+		return &tier_file_ops;
+	default:
+		return NULL;
+	}
+}
+
+static bool name_is_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > TIER_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+int tier_create(const char *name, enum tier_kind kind, const char *path,
+		uint64_t size, uint32_t extent_size, struct tier **ret_tier)
+{
+	const struct tier_ops *ops;
+	struct tier *t;
+	uint64_t nslots;
+	int r;
+
+	if (!name_is_valid(name) || kind < 0 || kind >= _TIER_KIND_MAX)
+		return -EINVAL;
+	if (!is_power_of_2(extent_size) || extent_size < 4096)
+		return -EINVAL;
+	ops = kind_ops(kind);
+	if (!ops)
+		return -EOPNOTSUPP;
+	if (ops->version != TIER_OPS_VERSION)
+		return -EINVAL;
+	nslots = size / extent_size;
+	if (nslots == 0)
+		return -EINVAL;
+	if (nslots > UINT32_MAX)
+		return -EFBIG;
+	if (kind != TIER_RAM && (!path || !*path))
+		return -EINVAL;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memcpy(t->name, name, strlen(name) + 1);
+	t->kind = kind;
+	t->size = size;
+	t->extent_size = extent_size;
+	t->extent_shift = (unsigned)__builtin_ctz(extent_size);
+	t->nslots = (uint32_t)nslots;
+	t->ops = ops;
+	pthread_mutex_init(&t->alloc_lock, NULL);
+	if (kind != TIER_RAM) {
+		t->path = strdup(path);
+		if (!t->path) {
+			r = -ENOMEM;
+			goto err_free;
+		}
+	}
+	r = ops->open(t);
+	if (r < 0)
+		goto err_free;
+	*ret_tier = t;
+	return 0;
+
+err_free:
+	/* ops->close copes with a half-open tier; open cleaned itself */
+	t->ops = NULL;
+	tier_free(t);
+	return r;
+}
+
+struct tier *tier_free(struct tier *t)
+{
+	if (!t)
+		return NULL;
+	if (t->ops)
+		t->ops->close(t);
+	pthread_mutex_destroy(&t->alloc_lock);
+	free(t->free_stack);
+	free(t->path);
+	free(t);
+	return NULL;
+}
+
+int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&t->alloc_lock);
+	if (t->nfree_stack > 0) {
+		*ret_slot = t->free_stack[--t->nfree_stack];
+		t->nused++;
+	} else if (t->hwm < t->nslots) {
+		*ret_slot = t->hwm++;
+		t->nused++;
+	} else {
+		r = -ENOSPC;
+	}
+	pthread_mutex_unlock(&t->alloc_lock);
+	return r;
+}
+
+/*
+ * The free stack grows on demand so that a huge, mostly idle tier costs
+ * no memory for it.  Called with alloc_lock held.
+ */
+static int free_stack_push(struct tier *t, uint32_t slot)
+{
+	if (!t->free_stack) {
+		/* at most every slot is free at once: allocate that once */
+		t->free_stack = malloc(sizeof(uint32_t) * (size_t)t->nslots);
+		if (!t->free_stack)
+			return -ENOMEM;
+	}
+	assert(t->nfree_stack < t->nslots);
+	t->free_stack[t->nfree_stack++] = slot;
+	return 0;
+}
+
+void tier_slot_free(struct tier *t, uint32_t slot)
+{
+	int r;
+
+	assert(slot < t->nslots);
+	r = t->ops->discard(t, slot);
+	if (r < 0)
+		r = tier_zero(t, slot, 0, t->extent_size);
+	pthread_mutex_lock(&t->alloc_lock);
+	assert(t->nused > 0);
+	t->nused--;
+	if (r < 0 || free_stack_push(t, slot) < 0) {
+		/* leaked: never hand out a slot that may hold old data */
+		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&t->alloc_lock);
+}
+
+uint32_t tier_used_slots(const struct tier *t)
+{
+	return __atomic_load_n(&t->nused, __ATOMIC_RELAXED);
+}
+
+uint32_t tier_free_slots(const struct tier *t)
+{
+	return t->nslots - tier_used_slots(t);
+}
+
+/* Returns the injected -errno when the test hook fires, else 0. */
+static int fault_check(struct tier *t)
+{
+	int n = __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED);
+
+	if (likely(n == 0))
+		return 0;
+	if (__atomic_sub_fetch(&t->fault_countdown, 1, __ATOMIC_RELAXED) == 0)
+		return t->fault_errno ? -t->fault_errno : -EIO;
+	return 0;
+}
+
+ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
+		  size_t len)
+{
+	ssize_t r;
+
+	assert(slot < t->nslots);
+	assert(off + len <= t->extent_size);
+	r = fault_check(t);
+	if (r == 0)
+		r = t->ops->read(t, slot, off, buf, len);
+	if (r < 0) {
+		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+		return r;
+	}
+	__atomic_add_fetch(&t->stats.read_ops, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->stats.read_bytes, (uint64_t)r, __ATOMIC_RELAXED);
+	return r;
+}
+
+ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
+		   const void *buf, size_t len)
+{
+	ssize_t r;
+
+	assert(slot < t->nslots);
+	assert(off + len <= t->extent_size);
+	r = fault_check(t);
+	if (r == 0)
+		r = t->ops->write(t, slot, off, buf, len);
+	if (r < 0) {
+		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+		return r;
+	}
+	__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->stats.write_bytes, (uint64_t)r,
+			   __ATOMIC_RELAXED);
+	return r;
+}
+
+int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len)
+{
+	static const char zeros[65536];
+
+	while (len > 0) {
+		size_t n = MIN(len, sizeof(zeros));
+		ssize_t r = tier_write(t, slot, off, zeros, n);
+
+		if (r < 0)
+			return (int)r;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int tier_sync(struct tier *t)
+{
+	return t->ops->sync ? t->ops->sync(t) : 0;
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * tier_ram.c -- the RAM tier: slots in process memory.
+ *
+ * The whole tier is one anonymous private mapping reserved at open with
+ * MAP_NORESERVE, so a large tier costs address space, not memory, until
+ * it is written.  Freeing a slot returns its pages to the kernel with
+ * MADV_DONTNEED, after which they read as zeros: used memory follows the
+ * data actually stored, and a new slot needs no clearing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "tier.h"
+#include "banned.h"
+
+struct ram_priv {
+	char *base;  /* immutable after open */
+	size_t len;  /* immutable after open */
+};
+
+static int ram_open(struct tier *t)
+{
+	struct ram_priv *p;
+	size_t len = (size_t)t->nslots << t->extent_shift;
+	void *base;
+
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	p = malloc(sizeof(*p));
+	if (!p) {
+		munmap(base, len);
+		return -ENOMEM;
+	}
+	p->base = base;
+	p->len = len;
+	t->priv = p;
+	return 0;
+}
+
+static void ram_close(struct tier *t)
+{
+	struct ram_priv *p = t->priv;
+
+	if (!p)
+		return;
+	munmap(p->base, p->len);
+	free(p);
+	t->priv = NULL;
+}
+
+static inline char *slot_addr(struct tier *t, uint32_t slot, uint64_t off)
+{
+	struct ram_priv *p = t->priv;
+
+	return p->base + ((size_t)slot << t->extent_shift) + off;
+}
+
+static ssize_t ram_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
+			size_t len)
+{
+	memcpy(buf, slot_addr(t, slot, off), len);
+	return (ssize_t)len;
+}
+
+static ssize_t ram_write(struct tier *t, uint32_t slot, uint64_t off,
+			 const void *buf, size_t len)
+{
+	memcpy(slot_addr(t, slot, off), buf, len);
+	return (ssize_t)len;
+}
+
+static int ram_discard(struct tier *t, uint32_t slot)
+{
+	if (madvise(slot_addr(t, slot, 0), t->extent_size, MADV_DONTNEED) < 0)
+		return -errno;
+	return 0;
+}
+
+const struct tier_ops tier_ram_ops = {
+	.version = TIER_OPS_VERSION,
+	.kind_name = "ram",
+	.open = ram_open,
+	.close = ram_close,
+	.read = ram_read,
+	.write = ram_write,
+	.discard = ram_discard,
+};
