@@ -34,17 +34,18 @@ const char *tier_kind_name(enum tier_kind kind)
 	return kind_names[kind];
 }
 
+/* NEEDSWORK: weak only while the pmem and file back ends land; a kind
+ * whose back end is missing reports -EOPNOTSUPP */
+extern const struct tier_ops tier_pmem_ops __attribute__((weak));
+extern const struct tier_ops tier_file_ops __attribute__((weak));
+
 static const struct tier_ops *kind_ops(enum tier_kind kind)
 {
 	switch (kind) {
 	case TIER_RAM:
 		return &tier_ram_ops;
 	case TIER_PMEM:
-#if HAVE_PMEM
 		return &tier_pmem_ops;
-#else
-		return NULL;
-#endif
 	case TIER_FILE:
 		return &tier_file_ops;
 	default:
@@ -142,12 +143,16 @@ int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
 	int r = 0;
 
 	pthread_mutex_lock(&t->alloc_lock);
+	/*
+	 * nused is written atomically (under the lock) because
+	 * tier_used_slots() reads it without the lock.
+	 */
 	if (t->nfree_stack > 0) {
 		*ret_slot = t->free_stack[--t->nfree_stack];
-		t->nused++;
+		__atomic_add_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	} else if (t->hwm < t->nslots) {
 		*ret_slot = t->hwm++;
-		t->nused++;
+		__atomic_add_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	} else {
 		r = -ENOSPC;
 	}
@@ -182,7 +187,7 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 		r = tier_zero(t, slot, 0, t->extent_size);
 	pthread_mutex_lock(&t->alloc_lock);
 	assert(t->nused > 0);
-	t->nused--;
+	__atomic_sub_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	if (r < 0 || free_stack_push(t, slot) < 0) {
 		/* leaked: never hand out a slot that may hold old data */
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);

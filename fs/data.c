@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * data.c -- regular file data over the extent map and the tiers.
+ *
+ * Invariant: every byte of an extent that lies at or beyond i_size reads
+ * as zero.  Writes past EOF land in fresh (zeroed) slots, truncation
+ * zeroes the tail of the extent it cuts and frees the ones after it, so
+ * growing a file again never exposes old data.
+ *
+ * Placement: a new extent goes to the first tier, in stack order, that
+ * has a free slot; when all are full the write fails with ENOSPC.  A
+ * failing write leaves earlier data as it was: an extent allocated for
+ * it is given back, and a short count is returned for what was stored.
+ *
+ * Locking: callers hold no lock; each function takes the inode's
+ * i_dlock (shared for reads, exclusive for changes) and i_lock only for
+ * the attribute updates at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tierfs.h"
+#include "tier.h"
+#include "macro.h"
+#include "log.h"
+#include "banned.h"
+
+static inline uint64_t ext_mask(const struct tierfs *fs)
+{
+	return (uint64_t)fs->extent_size - 1;
+}
+
+/*
+ * Allocate a slot for extent @idx of @inode on the first tier with room
+ * and insert it.  Called with i_dlock exclusive.
+ * Return: the new entry, or NULL with *ret_err = -ENOSPC or -ENOMEM.
+ */
+static struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
+				   uint64_t idx, int *ret_err)
+{
+	struct extent e = { 0 };
+	int r = -ENOSPC;
+
+	for (unsigned t = 0; t < fs->ntiers; t++) {
+		r = tier_slot_alloc(fs->tiers[t], &e.slot);
+		if (r == 0) {
+			e.tier = (uint8_t)t;
+			break;
+		}
+	}
+	if (r < 0) {
+		*ret_err = r;
+		return NULL;
+	}
+	r = extent_map_insert(&inode->i_map, idx, &e);
+	if (r < 0) {
+		tier_slot_free(fs->tiers[e.tier], e.slot);
+		*ret_err = r;
+		return NULL;
+	}
+	return extent_map_lookup(&inode->i_map, idx);
+}
+
+/* Remove extent @idx and give its slot back.  Called with i_dlock
+ * exclusive. */
+static void extent_drop(struct tierfs *fs, struct tfs_inode *inode,
+			uint64_t idx)
+{
+	struct extent old;
+
+	if (extent_map_remove(&inode->i_map, idx, &old) == 0)
+		tier_slot_free(fs->tiers[old.tier], old.slot);
+}
+
+ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		  size_t len, uint64_t off)
+{
+	size_t done = 0;
+	ssize_t r = 0;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	if (off >= inode->i_size) {
+		len = 0;
+	} else if (len > inode->i_size - off) {
+		len = (size_t)(inode->i_size - off);
+	}
+	while (done < len) {
+		uint64_t pos = off + done;
+		uint64_t idx = pos >> fs->extent_shift;
+		uint64_t eoff = pos & ext_mask(fs);
+		size_t n = (size_t)MIN(len - done, fs->extent_size - eoff);
+		const struct extent *e = extent_map_lookup(&inode->i_map, idx);
+
+		if (!e) {
+			memset(buf + done, 0, n);
+		} else {
+			r = tier_read(fs->tiers[e->tier], e->slot, eoff,
+				      buf + done, n);
+			if (r < 0)
+				break;
+		}
+		done += n;
+		r = 0;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r < 0) {
+		log_err("read error on inode %llu: %s",
+			(unsigned long long)inode->i_ino, strerror((int)-r));
+		return r;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
+		   const char *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	int r = 0;
+
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	while (done < len) {
+		uint64_t pos = off + done;
+		uint64_t idx = pos >> fs->extent_shift;
+		uint64_t eoff = pos & ext_mask(fs);
+		size_t n = (size_t)MIN(len - done, fs->extent_size - eoff);
+		struct extent *e = extent_map_lookup(&inode->i_map, idx);
+		bool fresh = false;
+		ssize_t w;
+
+		if (!e) {
+			if (idx > EXTENT_MAP_MAX_INDEX) {
+				r = -EFBIG;
+				break;
+			}
+			e = extent_place(fs, inode, idx, &r);
+			if (!e)
+				break;
+			fresh = true;
+		}
+		w = tier_write(fs->tiers[e->tier], e->slot, eoff, buf + done,
+			       n);
+		if (w < 0) {
+			r = (int)w;
+			log_err("write error on tier '%s': %s",
+				fs->tiers[e->tier]->name, strerror(-r));
+			/* a fresh extent past EOF may hold a partial write */
+			if (fresh)
+				extent_drop(fs, inode, idx);
+			break;
+		}
+		done += n;
+	}
+	if (done > 0) {
+		pthread_mutex_lock(&inode->i_lock);
+		if (off + done > inode->i_size)
+			inode->i_size = off + done;
+		inode_touch(inode, true, true);
+		pthread_mutex_unlock(&inode->i_lock);
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return done > 0 ? (ssize_t)done : r;
+}
+
+/* Free every extent with index >= @first.  Called with i_dlock
+ * exclusive. */
+static void drop_from(struct tierfs *fs, struct tfs_inode *inode,
+		      uint64_t first, uint64_t last)
+{
+	uint64_t idx;
+
+	while (extent_map_next(&inode->i_map, first, &idx) && idx <= last) {
+		extent_drop(fs, inode, idx);
+		if (idx == EXTENT_MAP_MAX_INDEX)
+			break;
+		first = idx + 1;
+	}
+}
+
+/* Zero [off, off+len) inside extent @idx if it is present.  Called with
+ * i_dlock exclusive. */
+static int zero_in_extent(struct tierfs *fs, struct tfs_inode *inode,
+			  uint64_t idx, uint64_t off, uint64_t len)
+{
+	struct extent *e = extent_map_lookup(&inode->i_map, idx);
+
+	if (!e || len == 0)
+		return 0;
+	return tier_zero(fs->tiers[e->tier], e->slot, off, (size_t)len);
+}
+
+int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
+{
+	int r = 0;
+
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (size < inode->i_size) {
+		uint64_t eoff = size & ext_mask(fs);
+		uint64_t idx = size >> fs->extent_shift;
+
+		if (eoff) {
+			r = zero_in_extent(fs, inode, idx, eoff,
+					   fs->extent_size - eoff);
+			idx++;
+		}
+		if (r == 0)
+			drop_from(fs, inode, idx, EXTENT_MAP_MAX_INDEX);
+	} else {
+		/*
+		 * Growing: extents preallocated past EOF (KEEP_SIZE) are
+		 * already zero, so there is nothing to clear.
+		 */
+	}
+	if (r == 0) {
+		pthread_mutex_lock(&inode->i_lock);
+		inode->i_size = size;
+		inode_touch(inode, true, true);
+		pthread_mutex_unlock(&inode->i_lock);
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return r;
+}
+
+/* Allocate every hole in [first, last]; on failure give back what this
+ * call allocated so that a failed fallocate changes nothing.  Called with
+ * i_dlock exclusive. */
+static int alloc_range(struct tierfs *fs, struct tfs_inode *inode,
+		       uint64_t first, uint64_t last)
+{
+	int r = 0;
+	uint64_t idx;
+
+	for (idx = first; idx <= last; idx++) {
+		if (extent_map_lookup(&inode->i_map, idx))
+			continue;
+		if (!extent_place(fs, inode, idx, &r))
+			break;
+		/* mark ours so that a rollback knows what to undo */
+		extent_map_lookup(&inode->i_map, idx)->flags |= EXTENT_F_NEW;
+	}
+	for (uint64_t i = first; i <= last && i <= idx; i++) {
+		struct extent *e = extent_map_lookup(&inode->i_map, i);
+
+		if (!e || !(e->flags & EXTENT_F_NEW))
+			continue;
+		if (r < 0)
+			extent_drop(fs, inode, i);
+		else
+			e->flags &= (uint8_t)~EXTENT_F_NEW;
+		if (i == last)
+			break;
+	}
+	return r;
+}
+
+static int punch(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
+		 uint64_t end)
+{
+	uint64_t first = off >> fs->extent_shift;
+	uint64_t last = (end - 1) >> fs->extent_shift;
+	uint64_t mask = ext_mask(fs);
+	int r;
+
+	if (first == last) {
+		if ((off & mask) == 0 && ((end & mask) == 0))
+			drop_from(fs, inode, first, first);
+		else
+			return zero_in_extent(fs, inode, first, off & mask,
+					      end - off);
+		return 0;
+	}
+	/* partial head and tail extents are zeroed, whole ones freed */
+	if (off & mask) {
+		r = zero_in_extent(fs, inode, first, off & mask,
+				   fs->extent_size - (off & mask));
+		if (r < 0)
+			return r;
+		first++;
+	}
+	if (end & mask) {
+		r = zero_in_extent(fs, inode, last, 0, end & mask);
+		if (r < 0)
+			return r;
+		if (last == 0)
+			return 0;
+		last--;
+	}
+	if (first <= last)
+		drop_from(fs, inode, first, last);
+	return 0;
+}
+
+int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
+		   uint64_t off, uint64_t len)
+{
+	uint64_t end;
+	int r = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	end = off + len;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE |
+		     FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if ((end - 1) >> fs->extent_shift > EXTENT_MAP_MAX_INDEX)
+		return -EFBIG;
+
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+		r = punch(fs, inode, off, end);
+	}
+	if (r == 0 && !(mode & FALLOC_FL_PUNCH_HOLE))
+		r = alloc_range(fs, inode, off >> fs->extent_shift,
+				(end - 1) >> fs->extent_shift);
+	if (r == 0) {
+		pthread_mutex_lock(&inode->i_lock);
+		if (!(mode & FALLOC_FL_KEEP_SIZE) && end > inode->i_size)
+			inode->i_size = end;
+		if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+			inode_touch(inode, true, true);
+		else
+			inode_touch(inode, false, true);
+		pthread_mutex_unlock(&inode->i_lock);
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return r;
+}
+
+ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
+		  struct tfs_inode *out, uint64_t off_out, size_t len)
+{
+	size_t chunk = fs->extent_size;
+	size_t done = 0;
+	ssize_t r = 0;
+	char *buf = malloc(chunk);
+
+	if (!buf)
+		return -ENOMEM;
+	/* one lock at a time, so two copies in opposite directions cannot
+	 * deadlock */
+	while (done < len) {
+		size_t n = MIN(chunk, len - done);
+
+		r = data_read(fs, in, buf, n, off_in + done);
+		if (r <= 0)
+			break;
+		n = (size_t)r;
+		r = data_write(fs, out, buf, n, off_out + done);
+		if (r < 0)
+			break;
+		done += (size_t)r;
+		if ((size_t)r < n)
+			break;
+	}
+	free(buf);
+	return done > 0 ? (ssize_t)done : r;
+}
+
+int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
+	       int whence, uint64_t *ret_off)
+{
+	uint64_t idx, size;
+	int r = 0;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	size = inode->i_size;
+	if (off >= size) {
+		r = -ENXIO;
+		goto out;
+	}
+	if (whence == SEEK_DATA) {
+		if (!extent_map_next(&inode->i_map, off >> fs->extent_shift,
+				     &idx)) {
+			r = -ENXIO;
+			goto out;
+		}
+		*ret_off = MAX(off, idx << fs->extent_shift);
+		if (*ret_off >= size)
+			r = -ENXIO;
+	} else {
+		/* next hole: the first index with no extent */
+		idx = off >> fs->extent_shift;
+		while (idx << fs->extent_shift < size &&
+		       extent_map_lookup(&inode->i_map, idx))
+			idx++;
+		*ret_off = MIN(size, MAX(off, idx << fs->extent_shift));
+	}
+out:
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return r;
+}
+
+void data_layout(struct tierfs *fs, struct tfs_inode *inode,
+		 uint64_t bytes[TIER_MAX_CONF])
+{
+	const struct extent *e;
+	uint64_t idx;
+
+	memset(bytes, 0, sizeof(uint64_t) * TIER_MAX_CONF);
+	extent_for_each(&inode->i_map, e, idx)
+		bytes[e->tier] += fs->extent_size;
+}
+
+static void release_one(const struct extent *e, uint64_t idx, void *arg)
+{
+	struct tierfs *fs = arg;
+
+	tier_slot_free(fs->tiers[e->tier], e->slot);
+}
+
+void data_release(struct tierfs *fs, struct tfs_inode *inode)
+{
+	extent_map_release(&inode->i_map, release_one, fs);
+}
+
+uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode)
+{
+	/* benign race: a torn-free 64-bit load of a count */
+	uint64_t n = __atomic_load_n(&inode->i_map.nr_extents,
+				     __ATOMIC_RELAXED);
+
+	return n * (fs->extent_size / 512);
+}

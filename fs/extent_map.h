@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * extent_map.h -- per-file sparse map from extent index (file offset /
+ * extent size) to the extent's location on a tier.
+ *
+ * A hole is the absence of an entry: it costs no tier space and reads as
+ * zeros.  The map is a radix tree of 64-way nodes that grows in height as
+ * larger indices are inserted, so lookups cost O(log64 n) whatever the
+ * file size, a sparse 1 PiB file costs only the nodes it touches, and
+ * removing the last entry below a node frees the node.
+ *
+ * Not thread-safe: callers hold the owning inode's data lock (shared for
+ * lookups, exclusive for changes).
+ */
+#ifndef TIERFS_EXTENT_MAP_H
+#define TIERFS_EXTENT_MAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define EXTENT_TIER_NONE 0xff /* entry is a hole */
+
+/* struct extent flags */
+#define EXTENT_F_NEW 0x80 /* transient: allocated by a running fallocate */
+
+/*
+ * struct extent - where one extent lives.  16 bytes; the map stores these
+ * inline in its leaves.
+ * @slot:  slot number on the tier
+ * @tier:  index of the tier in the mount's stack, or EXTENT_TIER_NONE
+ * @flags: EXTENT_F_* bits
+ * @heat:  access heat, for the migrator (decays over time)
+ * @stamp: last access, in migrator ticks
+ */
+struct extent {
+	uint32_t slot;
+	uint8_t tier;
+	uint8_t flags;
+	uint16_t heat;
+	uint32_t stamp;
+	uint32_t reserved;
+};
+
+struct extent_map {
+	void *root;	     /* a leaf when height == 1, else a node */
+	unsigned height;     /* 0: empty; covers 64^height indices */
+	uint64_t nr_extents; /* entries present */
+};
+
+/* Largest extent index the map accepts (the tree's height is capped). */
+#define EXTENT_MAP_MAX_INDEX ((UINT64_C(1) << 60) - 1)
+
+void extent_map_init(struct extent_map *map);
+
+/**
+ * extent_map_release() - free all nodes; @fn, when non-NULL, is called
+ * for every entry first (to give its tier slot back).  The map is empty
+ * afterwards and may be reused.
+ */
+void extent_map_release(struct extent_map *map,
+			void (*fn)(const struct extent *e, uint64_t idx,
+				   void *arg),
+			void *arg);
+
+/**
+ * extent_map_lookup() - the entry at @idx
+ * Return: a pointer into @map (borrowed; valid until the map changes), or
+ * NULL for a hole.  Callers may update the entry's fields in place.
+ */
+struct extent *extent_map_lookup(const struct extent_map *map, uint64_t idx);
+
+/**
+ * extent_map_insert() - set the entry at @idx, which must be a hole
+ * Return: 0; -EEXIST when @idx is present; -EINVAL for @idx beyond
+ * EXTENT_MAP_MAX_INDEX or an @e that is itself a hole; -ENOMEM.  On
+ * failure the map is unchanged.
+ */
+int extent_map_insert(struct extent_map *map, uint64_t idx,
+		      const struct extent *e);
+
+/**
+ * extent_map_remove() - drop the entry at @idx, copying it to @ret_old
+ * (may be NULL).
+ * Return: 0, or -ENOENT for a hole (then @ret_old is not written).
+ */
+int extent_map_remove(struct extent_map *map, uint64_t idx,
+		      struct extent *ret_old);
+
+/**
+ * extent_map_next() - first present entry at or after @idx
+ * @ret_idx: on success, its index
+ * Return: the entry (borrowed as for lookup), or NULL when none is left.
+ */
+struct extent *extent_map_next(const struct extent_map *map, uint64_t idx,
+			       uint64_t *ret_idx);
+
+static inline uint64_t extent_map_count(const struct extent_map *map)
+{
+	return map->nr_extents;
+}
+
+static inline bool extent_map_is_empty(const struct extent_map *map)
+{
+	return map->nr_extents == 0;
+}
+
+/* Iterate over present entries in index order; do not change the map
+ * inside the loop (collect indices first, or restart with next). */
+#define extent_for_each(map, e, idx)                              \
+	for ((e) = extent_map_next((map), 0, &(idx)); (e);        \
+	     (e) = ((idx) == EXTENT_MAP_MAX_INDEX ? NULL :        \
+		    extent_map_next((map), (idx) + 1, &(idx))))
+
+#endif /* TIERFS_EXTENT_MAP_H */

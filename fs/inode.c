@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * inode.c -- inode creation, lifetime and attributes.
+ *
+ * Lock order (see tierfs.h for what each lock guards):
+ *   fs->ns_lock -> inode->i_dlock -> inode->i_lock -> fs->itab_lock
+ *   -> tier->alloc_lock
+ *
+ * Lifetime: an inode lives while it has a name (i_nlink), the kernel
+ * knows it (i_nlookup) or an internal user pins it (i_nref).  All three
+ * change under fs->itab_lock, and the thread that brings the last one to
+ * zero unlinks the inode from the table there and frees it after
+ * dropping the lock, so exactly one thread frees it and nobody can find
+ * it in between.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tierfs.h"
+#include "tier.h"
+#include "banned.h"
+
+struct timespec now_ts(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts;
+}
+
+struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
+			    gid_t gid, dev_t rdev)
+{
+	struct tfs_inode *inode = calloc(1, sizeof(*inode));
+
+	if (!inode)
+		return NULL;
+	inode->i_type = mode & S_IFMT;
+	inode->i_mode = mode & ~S_IFMT;
+	inode->i_uid = uid;
+	inode->i_gid = gid;
+	inode->i_rdev = rdev;
+	inode->i_atime = inode->i_mtime = inode->i_ctime = now_ts();
+	pthread_mutex_init(&inode->i_lock, NULL);
+	pthread_rwlock_init(&inode->i_dlock, NULL);
+	if (inode->i_type == S_IFREG)
+		extent_map_init(&inode->i_map);
+
+	pthread_mutex_lock(&fs->itab_lock);
+	inode->i_ino = fs->next_ino++;
+	inode->i_next = fs->inodes.i_next;
+	inode->i_prev = &fs->inodes;
+	fs->inodes.i_next->i_prev = inode;
+	fs->inodes.i_next = inode;
+	fs->ninodes++;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return inode;
+}
+
+/* Free an inode that is already off the table.  No lock held. */
+void inode_free(struct tierfs *fs, struct tfs_inode *inode)
+{
+	if (!inode)
+		return;
+	switch (inode->i_type) {
+	case S_IFREG:
+		data_release(fs, inode);
+		break;
+	case S_IFDIR:
+		dir_release(&inode->i_dir);
+		break;
+	case S_IFLNK:
+		free(inode->i_link);
+		break;
+	}
+	xattr_release(inode);
+	pthread_rwlock_destroy(&inode->i_dlock);
+	pthread_mutex_destroy(&inode->i_lock);
+	free(inode);
+}
+
+/* Called with itab_lock held.  True when @inode was unhooked and the
+ * caller must free it after dropping the lock. */
+static bool maybe_unhook(struct tierfs *fs, struct tfs_inode *inode)
+{
+	if (inode->i_nlink || inode->i_nlookup || inode->i_nref)
+		return false;
+	inode->i_prev->i_next = inode->i_next;
+	inode->i_next->i_prev = inode->i_prev;
+	inode->i_prev = inode->i_next = NULL;
+	fs->ninodes--;
+	return true;
+}
+
+void inode_lookup_ref(struct tierfs *fs, struct tfs_inode *inode)
+{
+	pthread_mutex_lock(&fs->itab_lock);
+	inode->i_nlookup++;
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n)
+{
+	bool dead;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	/* a kernel forgetting more than it looked up is a bug; clamp */
+	inode->i_nlookup -= n <= inode->i_nlookup ? n : inode->i_nlookup;
+	dead = maybe_unhook(fs, inode);
+	pthread_mutex_unlock(&fs->itab_lock);
+	if (dead)
+		inode_free(fs, inode);
+}
+
+void inode_link_inc(struct tierfs *fs, struct tfs_inode *inode)
+{
+	pthread_mutex_lock(&fs->itab_lock);
+	inode->i_nlink++;
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+void inode_link_drop(struct tierfs *fs, struct tfs_inode *inode, uint32_t n)
+{
+	bool dead;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	assert(inode->i_nlink >= n);
+	inode->i_nlink -= n;
+	dead = maybe_unhook(fs, inode);
+	pthread_mutex_unlock(&fs->itab_lock);
+	if (dead)
+		inode_free(fs, inode);
+}
+
+/* Set timestamps to now: atime never here; @m mtime, @c ctime.
+ * Called with i_lock held. */
+void inode_touch(struct tfs_inode *inode, bool m, bool c)
+{
+	struct timespec ts = now_ts();
+
+	if (m)
+		inode->i_mtime = ts;
+	if (c)
+		inode->i_ctime = ts;
+}
+
+/* Called with i_lock held. */
+void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
+		     struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = inode->i_ino;
+	st->st_mode = inode->i_type | inode->i_mode;
+	st->st_nlink = __atomic_load_n(&inode->i_nlink, __ATOMIC_RELAXED);
+	st->st_uid = inode->i_uid;
+	st->st_gid = inode->i_gid;
+	st->st_rdev = inode->i_rdev;
+	st->st_blksize = fs->extent_size;
+	st->st_atim = inode->i_atime;
+	st->st_mtim = inode->i_mtime;
+	st->st_ctim = inode->i_ctime;
+	switch (inode->i_type) {
+	case S_IFREG:
+		st->st_size = (off_t)inode->i_size;
+		st->st_blocks = (blkcnt_t)data_blocks(fs, inode);
+		break;
+	case S_IFDIR:
+		/* like tmpfs: a nominal size that grows with the entries */
+		st->st_size = 4096;
+		break;
+	case S_IFLNK:
+		st->st_size = (off_t)strlen(inode->i_link);
+		break;
+	}
+}

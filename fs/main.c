@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * main.c -- tierfs: option parsing, tier setup, session and loop.
+ *
+ * Order matters for error reporting: everything that can fail because
+ * of the user's input (options, config file, tier paths and sizes) is
+ * checked before the mount exists, so a mistake prints one line and
+ * leaves nothing mounted; only then do we mount and detach.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fuse_inc.h"
+#include "ops.h"
+#include "options.h"
+#include "tierfs.h"
+#include "log.h"
+#include "banned.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tierfs [OPTIONS] [CONFIG_FILE] MOUNTPOINT\n"
+		"\n"
+		"Tiered scratch filesystem: file data in extents over RAM, PMem and\n"
+		"file (NVMe, SSD, HDD) tiers, fastest first.\n"
+		"\n"
+		"  --tier NAME=ram:SIZE         a RAM tier (process memory)\n"
+		"  --tier NAME=KIND:PATH:SIZE   a pmem or file tier under PATH\n"
+		"                               (repeat; order given = speed order)\n"
+		"  --extent-size SIZE           extent size, a power of two (default 1M)\n"
+		"  -o OPT[,OPT...]              FUSE mount options (allow_other, ...);\n"
+		"                               also extent_size=SIZE and tier=SPEC\n"
+		"  -f                           stay in the foreground\n"
+		"  -d                           debug output (implies -f)\n"
+		"  -s                           single-threaded\n"
+		"  -h, --help                   this text\n"
+		"  -V, --version                version\n"
+		"\n"
+		"SIZE takes K, M, G, T suffixes (powers of 1024).  With no tier given,\n"
+		"one RAM tier of a quarter of physical memory serves.\n");
+}
+
+/* Build libfuse's argv: our fixed options plus the user's -o list. */
+static int build_fuse_args(const struct tierfs_options *opt,
+			   struct fuse_args *args)
+{
+	char o[4096];
+	int n;
+
+	n = snprintf(o, sizeof(o),
+		     "default_permissions,fsname=tierfs,subtype=tierfs%s%s",
+		     opt->fuse_opts ? "," : "",
+		     opt->fuse_opts ? opt->fuse_opts : "");
+	if (n < 0 || (size_t)n >= sizeof(o))
+		return -E2BIG;
+	if (fuse_opt_add_arg(args, "tierfs") || fuse_opt_add_arg(args, "-o") ||
+	    fuse_opt_add_arg(args, o))
+		return -ENOMEM;
+	if (opt->debug && fuse_opt_add_arg(args, "-d"))
+		return -ENOMEM;
+	return 0;
+}
+
+static int check_mountpoint(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		fprintf(stderr, "tierfs: cannot use mount point '%s': %s\n",
+			path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "tierfs: mount point '%s' is not a directory\n",
+			path);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tierfs_options opt = { 0 };
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+	struct tierfs *fs = NULL;
+	char err[OPT_ERR_MAX] = "";
+	int ret = 1;
+	int r;
+
+	log_setup("tierfs", false, false);
+	r = options_parse_args(argc, argv, &opt, err, sizeof(err));
+	if (r == 0 && opt.show_help) {
+		usage(stdout);
+		ret = 0;
+		goto out;
+	}
+	if (r == 0 && opt.show_version) {
+		printf("tierfs %s (libfuse %s)\n", TIERFS_VERSION,
+		       fuse_pkgversion());
+		ret = 0;
+		goto out;
+	}
+	if (r == 0 && opt.config_file)
+		r = options_load_config(&opt, err, sizeof(err));
+	if (r == 0)
+		r = options_finish(&opt, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "tierfs: %s\n", *err ? err : strerror(-r));
+		goto out;
+	}
+	log_setup("tierfs", false, opt.debug);
+	if (check_mountpoint(opt.mountpoint) < 0)
+		goto out;
+
+	/* tier errors are logged (to stderr: not detached yet) by create */
+	if (tierfs_create(&opt, &fs) < 0)
+		goto out;
+
+	if (build_fuse_args(&opt, &args) < 0) {
+		fprintf(stderr, "tierfs: mount options too long\n");
+		goto out;
+	}
+	se = fuse_session_new(&args, &tierfs_ops, sizeof(tierfs_ops), fs);
+	if (!se)
+		goto out; /* libfuse printed why */
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out_destroy;
+	if (fuse_session_mount(se, opt.mountpoint) != 0)
+		goto out_handlers;
+	if (fuse_daemonize(opt.foreground) != 0)
+		goto out_unmount;
+	if (!opt.foreground)
+		log_setup("tierfs", true, opt.debug);
+
+	if (opt.single_thread) {
+		r = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+
+		if (!cfg) {
+			log_err("cannot create loop config: out of memory");
+			goto out_unmount;
+		}
+		fuse_loop_cfg_set_clone_fd(cfg, 0);
+		fuse_loop_cfg_set_idle_threads(cfg, 10);
+		r = fuse_session_loop_mt(se, cfg);
+		fuse_loop_cfg_destroy(cfg);
+	}
+	/* a positive value is the signal that ended the loop: a clean end */
+	ret = r < 0 ? 1 : 0;
+	if (r < 0)
+		log_err("session loop failed: %s", strerror(-r));
+
+out_unmount:
+	fuse_session_unmount(se);
+out_handlers:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+out:
+	fs = tierfs_free(fs);
+	fuse_opt_free_args(&args);
+	options_release(&opt);
+	return ret;
+}

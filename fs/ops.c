@@ -1,0 +1,896 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ops.c -- the FUSE low-level handlers.  Each one decodes the request,
+ * calls into inode/dir/data/xattr code (which returns -errno), drops every
+ * lock, and only then replies: a reply may be the kernel's last reference
+ * to an inode, after which a forget may free it.
+ *
+ * Node ids: the kernel's node id for an inode is the inode's address
+ * (FUSE_ROOT_ID stands for the root), which saves a table lookup per
+ * request; st_ino is the inode's own counter, stable and never reused
+ * within a mount, and doubles as the generation number so that a reused
+ * address is never mistaken for an old inode.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "ops.h"
+#include "reply.h"
+#include "tierfs.h"
+#include "macro.h"
+#include "log.h"
+#include "banned.h"
+
+/*
+ * Every change to a tierfs file passes through this kernel, so what the
+ * kernel caches cannot go stale behind its back: cache names, attributes
+ * and pages generously.
+ */
+#define ENTRY_TIMEOUT 1.0
+#define ATTR_TIMEOUT 1.0
+
+/* Largest request we ask the kernel for (max_write, readahead). */
+#define TIERFS_MAX_IO (1u << 20)
+
+static struct tierfs *req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct tfs_inode *ino_get(fuse_req_t req, fuse_ino_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return req_fs(req)->root;
+	return (struct tfs_inode *)(uintptr_t)ino;
+}
+
+static fuse_ino_t node_id(struct tierfs *fs, struct tfs_inode *inode)
+{
+	return inode == fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)inode;
+}
+
+static void fill_entry(struct tierfs *fs, struct tfs_inode *inode,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = node_id(fs, inode);
+	e->generation = inode->i_ino;
+	e->attr_timeout = ATTR_TIMEOUT;
+	e->entry_timeout = ENTRY_TIMEOUT;
+	pthread_mutex_lock(&inode->i_lock);
+	inode_fill_stat(fs, inode, &e->attr);
+	pthread_mutex_unlock(&inode->i_lock);
+}
+
+static int check_name(const char *name)
+{
+	return strlen(name) > NAME_MAX ? -ENAMETOOLONG : 0;
+}
+
+static void tfs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	conn->max_write = TIERFS_MAX_IO;
+	conn->max_readahead = TIERFS_MAX_IO;
+	/* we do not implement readdirplus; plain readdir + cached lookups */
+	conn->want &= ~FUSE_CAP_READDIRPLUS;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	if (conn->capable & FUSE_CAP_ASYNC_DIO)
+		conn->want |= FUSE_CAP_ASYNC_DIO;
+}
+
+static void tfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct tierfs *fs = req_fs(req);
+	struct tfs_inode *dir = ino_get(req, parent);
+	struct fuse_entry_param e;
+	struct dentry *de;
+	int r = check_name(name);
+
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	de = dir->i_type == S_IFDIR ? dir_find(&dir->i_dir, name) : NULL;
+	if (!de) {
+		pthread_rwlock_unlock(&fs->ns_lock);
+		if (dir->i_type != S_IFDIR)
+			return tierfs_reply_err(req, -ENOTDIR);
+		/* a negative entry: the kernel may cache the absence too */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = ENTRY_TIMEOUT;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	inode_lookup_ref(fs, de->d_inode);
+	fill_entry(fs, de->d_inode, &e);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	fuse_reply_entry(req, &e);
+}
+
+static void tfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct tierfs *fs = req_fs(req);
+
+	if (ino != FUSE_ROOT_ID)
+		inode_forget(fs, ino_get(req, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void tfs_forget_multi(fuse_req_t req, size_t count,
+			     struct fuse_forget_data *forgets)
+{
+	struct tierfs *fs = req_fs(req);
+
+	for (size_t i = 0; i < count; i++)
+		if (forgets[i].ino != FUSE_ROOT_ID)
+			inode_forget(fs, ino_get(req, forgets[i].ino),
+				     forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void reply_attr(fuse_req_t req, struct tfs_inode *inode)
+{
+	struct stat st;
+
+	pthread_mutex_lock(&inode->i_lock);
+	inode_fill_stat(req_fs(req), inode, &st);
+	pthread_mutex_unlock(&inode->i_lock);
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void tfs_getattr(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	reply_attr(req, ino_get(req, ino));
+}
+
+static void tfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+			int to_set, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = req_fs(req);
+	struct tfs_inode *inode = ino_get(req, ino);
+	struct timespec now = now_ts();
+	int r;
+
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (inode->i_type == S_IFDIR)
+			return tierfs_reply_err(req, -EISDIR);
+		if (inode->i_type != S_IFREG)
+			return tierfs_reply_err(req, -EINVAL);
+		if (attr->st_size < 0)
+			return tierfs_reply_err(req, -EINVAL);
+		r = data_truncate(fs, inode, (uint64_t)attr->st_size);
+		if (r < 0)
+			return tierfs_reply_err(req, r);
+	}
+	pthread_mutex_lock(&inode->i_lock);
+	if (to_set & FUSE_SET_ATTR_MODE)
+		inode->i_mode = attr->st_mode & 07777;
+	if (to_set & FUSE_SET_ATTR_UID)
+		inode->i_uid = attr->st_uid;
+	if (to_set & FUSE_SET_ATTR_GID)
+		inode->i_gid = attr->st_gid;
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		inode->i_atime = now;
+	else if (to_set & FUSE_SET_ATTR_ATIME)
+		inode->i_atime = attr->st_atim;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		inode->i_mtime = now;
+	else if (to_set & FUSE_SET_ATTR_MTIME)
+		inode->i_mtime = attr->st_mtim;
+	if (to_set & FUSE_SET_ATTR_CTIME)
+		inode->i_ctime = attr->st_ctim;
+	else
+		inode->i_ctime = now;
+	pthread_mutex_unlock(&inode->i_lock);
+	reply_attr(req, inode);
+}
+
+static void tfs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct tfs_inode *inode = ino_get(req, ino);
+
+	if (inode->i_type != S_IFLNK)
+		return tierfs_reply_err(req, -EINVAL);
+	/* i_link is immutable after creation */
+	fuse_reply_readlink(req, inode->i_link);
+}
+
+/*
+ * Make a new inode named @name in @parent.  @mode carries the type.
+ * On success *ret_e describes it, with one kernel lookup counted.
+ */
+static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev, const char *link,
+		     struct fuse_entry_param *ret_e)
+{
+	struct tierfs *fs = req_fs(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct tfs_inode *dir = ino_get(req, parent);
+	struct tfs_inode *inode;
+	gid_t gid = ctx->gid;
+	int r = check_name(name);
+
+	if (r < 0)
+		return r;
+	if (link && strlen(link) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	if (dir->i_type != S_IFDIR) {
+		r = -ENOTDIR;
+		goto out_unlock;
+	}
+	if (dir->i_nlink == 0) {
+		/* a removed directory takes no new entries */
+		r = -ENOENT;
+		goto out_unlock;
+	}
+	if (dir_find(&dir->i_dir, name)) {
+		r = -EEXIST;
+		goto out_unlock;
+	}
+	pthread_mutex_lock(&dir->i_lock);
+	if (dir->i_mode & S_ISGID) {
+		/* BSD group semantics in a setgid directory */
+		gid = dir->i_gid;
+		if (S_ISDIR(mode))
+			mode |= S_ISGID;
+	}
+	pthread_mutex_unlock(&dir->i_lock);
+
+	inode = inode_new(fs, mode, ctx->uid, gid, rdev);
+	if (!inode) {
+		r = -ENOMEM;
+		goto out_unlock;
+	}
+	/* not yet visible to anyone: no lock needed for these */
+	if (S_ISDIR(mode)) {
+		r = dir_init(&inode->i_dir, dir);
+		inode->i_nlink = 2;
+	} else if (S_ISLNK(mode)) {
+		inode->i_link = strdup(link);
+		r = inode->i_link ? 0 : -ENOMEM;
+		inode->i_nlink = 1;
+	} else {
+		inode->i_nlink = 1;
+	}
+	if (r == 0)
+		r = dir_add(&dir->i_dir, name, inode);
+	if (r < 0) {
+		inode_link_drop(fs, inode, inode->i_nlink);
+		goto out_unlock;
+	}
+	if (S_ISDIR(mode))
+		inode_link_inc(fs, dir);
+	pthread_mutex_lock(&dir->i_lock);
+	inode_touch(dir, true, true);
+	pthread_mutex_unlock(&dir->i_lock);
+	inode_lookup_ref(fs, inode);
+	fill_entry(fs, inode, ret_e);
+out_unlock:
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return r;
+}
+
+static void reply_new_entry(fuse_req_t req, int r, struct fuse_entry_param *e)
+{
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	fuse_reply_entry(req, e);
+}
+
+static void tfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, dev_t rdev)
+{
+	struct fuse_entry_param e;
+	int r;
+
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+	case S_IFIFO:
+	case S_IFSOCK:
+	case S_IFCHR:
+	case S_IFBLK:
+		break;
+	case 0:
+		mode |= S_IFREG;
+		break;
+	default:
+		return tierfs_reply_err(req, -EINVAL);
+	}
+	r = make_node(req, parent, name, mode, rdev, NULL, &e);
+	reply_new_entry(req, r, &e);
+}
+
+static void tfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode)
+{
+	struct fuse_entry_param e;
+	int r = make_node(req, parent, name, S_IFDIR | (mode & 07777), 0,
+			  NULL, &e);
+
+	reply_new_entry(req, r, &e);
+}
+
+static void tfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+			const char *name)
+{
+	struct fuse_entry_param e;
+	int r = make_node(req, parent, name, S_IFLNK | 0777, 0, link, &e);
+
+	reply_new_entry(req, r, &e);
+}
+
+static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       mode_t mode, struct fuse_file_info *fi)
+{
+	struct fuse_entry_param e;
+	int r = make_node(req, parent, name, S_IFREG | (mode & 07777), 0,
+			  NULL, &e);
+
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	fi->keep_cache = 1;
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		/* the open was interrupted: undo the lookup we counted */
+		inode_forget(req_fs(req), ino_get(req, e.ino), 1);
+	}
+}
+
+static void touch_dir(struct tfs_inode *dir)
+{
+	pthread_mutex_lock(&dir->i_lock);
+	inode_touch(dir, true, true);
+	pthread_mutex_unlock(&dir->i_lock);
+}
+
+static void touch_c(struct tfs_inode *inode)
+{
+	pthread_mutex_lock(&inode->i_lock);
+	inode_touch(inode, false, true);
+	pthread_mutex_unlock(&inode->i_lock);
+}
+
+static void tfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct tierfs *fs = req_fs(req);
+	struct tfs_inode *dir = ino_get(req, parent);
+	struct tfs_inode *inode = NULL;
+	struct dentry *de;
+	int r = check_name(name);
+
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	de = dir_find(&dir->i_dir, name);
+	if (!de) {
+		r = -ENOENT;
+	} else if (de->d_inode->i_type == S_IFDIR) {
+		r = -EISDIR;
+	} else {
+		inode = dir_remove(&dir->i_dir, name);
+		touch_dir(dir);
+		touch_c(inode);
+		inode_link_drop(fs, inode, 1);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	tierfs_reply_err(req, r);
+}
+
+static void tfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct tierfs *fs = req_fs(req);
+	struct tfs_inode *dir = ino_get(req, parent);
+	struct tfs_inode *inode;
+	struct dentry *de;
+	int r = check_name(name);
+
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	de = dir_find(&dir->i_dir, name);
+	if (!de) {
+		r = -ENOENT;
+	} else if (de->d_inode->i_type != S_IFDIR) {
+		r = -ENOTDIR;
+	} else if (!dir_is_empty(&de->d_inode->i_dir)) {
+		r = -ENOTEMPTY;
+	} else {
+		inode = dir_remove(&dir->i_dir, name);
+		touch_dir(dir);
+		touch_c(inode);
+		inode_link_drop(fs, dir, 1);
+		inode_link_drop(fs, inode, 2);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	tierfs_reply_err(req, r);
+}
+
+/* Is @a @d or an ancestor of @d?  Called with ns_lock held. */
+static bool is_ancestor(struct tierfs *fs, struct tfs_inode *a,
+			struct tfs_inode *d)
+{
+	for (;;) {
+		if (d == a)
+			return true;
+		if (d == fs->root)
+			return false;
+		d = d->i_dir.d_parent;
+	}
+}
+
+/* Moving directory @child from @from to @to: fix ".." and link counts.
+ * Called with ns_lock held exclusive. */
+static void reparent(struct tierfs *fs, struct tfs_inode *child,
+		     struct tfs_inode *from, struct tfs_inode *to)
+{
+	if (child->i_type != S_IFDIR || from == to)
+		return;
+	child->i_dir.d_parent = to;
+	inode_link_inc(fs, to);
+	inode_link_drop(fs, from, 1);
+}
+
+static int rename_exchange(struct tierfs *fs, struct tfs_inode *pdir,
+			   struct dentry *sde, struct tfs_inode *ndir,
+			   struct dentry *dde)
+{
+	struct tfs_inode *src = sde->d_inode, *dst = dde->d_inode;
+
+	if (src->i_type == S_IFDIR && is_ancestor(fs, src, ndir))
+		return -EINVAL;
+	if (dst->i_type == S_IFDIR && is_ancestor(fs, dst, pdir))
+		return -EINVAL;
+	dir_set_inode(sde, dst);
+	dir_set_inode(dde, src);
+	reparent(fs, src, pdir, ndir);
+	reparent(fs, dst, ndir, pdir);
+	touch_c(src);
+	touch_c(dst);
+	touch_dir(pdir);
+	if (ndir != pdir)
+		touch_dir(ndir);
+	return 0;
+}
+
+static int do_rename(struct tierfs *fs, struct tfs_inode *pdir,
+		     const char *name, struct tfs_inode *ndir,
+		     const char *newname, unsigned flags)
+{
+	struct dentry *sde, *dde;
+	struct tfs_inode *src, *dst = NULL;
+	int r;
+
+	sde = dir_find(&pdir->i_dir, name);
+	if (!sde)
+		return -ENOENT;
+	if (ndir->i_nlink == 0)
+		return -ENOENT;
+	dde = dir_find(&ndir->i_dir, newname);
+	if (flags & RENAME_EXCHANGE) {
+		if (!dde)
+			return -ENOENT;
+		return rename_exchange(fs, pdir, sde, ndir, dde);
+	}
+	src = sde->d_inode;
+	if (dde) {
+		dst = dde->d_inode;
+		if (flags & RENAME_NOREPLACE)
+			return -EEXIST;
+		if (dst == src)
+			return 0; /* two names of one file: POSIX says no-op */
+		if (src->i_type == S_IFDIR && dst->i_type != S_IFDIR)
+			return -ENOTDIR;
+		if (src->i_type != S_IFDIR && dst->i_type == S_IFDIR)
+			return -EISDIR;
+		if (dst->i_type == S_IFDIR && !dir_is_empty(&dst->i_dir))
+			return -ENOTEMPTY;
+	}
+	if (src->i_type == S_IFDIR && is_ancestor(fs, src, ndir))
+		return -EINVAL;
+
+	if (dde) {
+		dir_set_inode(dde, src);
+	} else {
+		r = dir_add(&ndir->i_dir, newname, src);
+		if (r < 0)
+			return r;
+	}
+	dir_remove(&pdir->i_dir, name);
+	reparent(fs, src, pdir, ndir);
+	touch_c(src);
+	touch_dir(pdir);
+	if (ndir != pdir)
+		touch_dir(ndir);
+	if (dst) {
+		touch_c(dst);
+		if (dst->i_type == S_IFDIR) {
+			inode_link_drop(fs, ndir, 1);
+			inode_link_drop(fs, dst, 2);
+		} else {
+			inode_link_drop(fs, dst, 1);
+		}
+	}
+	return 0;
+}
+
+static void tfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       fuse_ino_t newparent, const char *newname,
+		       unsigned int flags)
+{
+	struct tierfs *fs = req_fs(req);
+	int r;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return tierfs_reply_err(req, -EINVAL);
+	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+		return tierfs_reply_err(req, -EINVAL);
+	r = check_name(newname);
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	r = do_rename(fs, ino_get(req, parent), name, ino_get(req, newparent),
+		      newname, flags);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	tierfs_reply_err(req, r);
+}
+
+static void tfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		     const char *newname)
+{
+	struct tierfs *fs = req_fs(req);
+	struct tfs_inode *inode = ino_get(req, ino);
+	struct tfs_inode *dir = ino_get(req, newparent);
+	struct fuse_entry_param e;
+	int r = check_name(newname);
+
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	if (inode->i_type == S_IFDIR)
+		return tierfs_reply_err(req, -EPERM);
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	if (dir->i_nlink == 0 || inode->i_nlink == 0) {
+		r = -ENOENT;
+	} else if (dir_find(&dir->i_dir, newname)) {
+		r = -EEXIST;
+	} else {
+		r = dir_add(&dir->i_dir, newname, inode);
+	}
+	if (r == 0) {
+		inode_link_inc(fs, inode);
+		touch_c(inode);
+		touch_dir(dir);
+		inode_lookup_ref(fs, inode);
+		fill_entry(fs, inode, &e);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	reply_new_entry(req, r, &e);
+}
+
+static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tfs_inode *inode = ino_get(req, ino);
+
+	if (inode->i_type == S_IFDIR)
+		return tierfs_reply_err(req, -EISDIR);
+	/* all changes come through this kernel: keep its page cache */
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+/*
+ * Per-thread read buffer, sized to the largest request seen; freed by
+ * the key destructor when a loop thread exits.  Owned by its thread.
+ */
+static pthread_key_t rbuf_key;
+static pthread_once_t rbuf_once = PTHREAD_ONCE_INIT;
+
+struct rbuf {
+	size_t size;
+	char data[];
+};
+
+static void rbuf_key_init(void)
+{
+	(void)pthread_key_create(&rbuf_key, free);
+}
+
+static char *rbuf_get(size_t size)
+{
+	struct rbuf *b;
+
+	pthread_once(&rbuf_once, rbuf_key_init);
+	b = pthread_getspecific(rbuf_key);
+	if (b && b->size >= size)
+		return b->data;
+	free(b);
+	b = malloc(sizeof(*b) + MAX(size, (size_t)TIERFS_MAX_IO));
+	if (b)
+		b->size = MAX(size, (size_t)TIERFS_MAX_IO);
+	(void)pthread_setspecific(rbuf_key, b);
+	return b ? b->data : NULL;
+}
+
+/* relatime: update atime only if it is older than mtime/ctime or a day */
+static void touch_atime(struct tfs_inode *inode)
+{
+	struct timespec now = now_ts();
+
+	pthread_mutex_lock(&inode->i_lock);
+	if (inode->i_atime.tv_sec <= inode->i_mtime.tv_sec ||
+	    inode->i_atime.tv_sec <= inode->i_ctime.tv_sec ||
+	    now.tv_sec - inode->i_atime.tv_sec >= 24 * 3600)
+		inode->i_atime = now;
+	pthread_mutex_unlock(&inode->i_lock);
+}
+
+static void tfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct tfs_inode *inode = ino_get(req, ino);
+	char *buf = rbuf_get(size);
+	ssize_t r;
+
+	if (!buf)
+		return tierfs_reply_err(req, -ENOMEM);
+	r = data_read(req_fs(req), inode, buf, size, (uint64_t)off);
+	if (r < 0)
+		return tierfs_reply_err(req, (int)r);
+	touch_atime(inode);
+	fuse_reply_buf(req, buf, (size_t)r);
+}
+
+static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		      size_t size, off_t off, struct fuse_file_info *fi)
+{
+	ssize_t r = data_write(req_fs(req), ino_get(req, ino), buf, size,
+			       (uint64_t)off);
+
+	if (r < 0)
+		return tierfs_reply_err(req, (int)r);
+	fuse_reply_write(req, (size_t)r);
+}
+
+static void tfs_flush(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi)
+{
+	tierfs_reply_err(req, 0);
+}
+
+static void tfs_release(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	tierfs_reply_err(req, 0);
+}
+
+/* Scratch semantics: there is nothing to keep after unmount, so fsync
+ * succeeds without forcing data to a device (README says so). */
+static void tfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		      struct fuse_file_info *fi)
+{
+	tierfs_reply_err(req, 0);
+}
+
+static void tfs_opendir(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct tfs_inode *inode = ino_get(req, ino);
+
+	if (inode->i_type != S_IFDIR)
+		return tierfs_reply_err(req, -ENOTDIR);
+	fi->cache_readdir = 0;
+	fuse_reply_open(req, fi);
+}
+
+static void tfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			off_t off, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = req_fs(req);
+	struct tfs_inode *dir = ino_get(req, ino);
+	char *buf = malloc(size);
+	size_t pos = 0;
+	struct stat st;
+	struct dentry *de;
+	uint64_t cookie = off < 0 ? 0 : (uint64_t)off;
+
+	if (!buf)
+		return tierfs_reply_err(req, -ENOMEM);
+	memset(&st, 0, sizeof(st));
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	if (cookie < 1) {
+		st.st_ino = dir->i_ino;
+		st.st_mode = S_IFDIR;
+		pos += fuse_add_direntry(req, buf + pos, size - pos, ".", &st,
+					 1);
+	}
+	if (cookie < 2) {
+		size_t n;
+
+		st.st_ino = dir->i_dir.d_parent->i_ino;
+		st.st_mode = S_IFDIR;
+		n = fuse_add_direntry(req, buf + pos, size - pos, "..", &st,
+				      2);
+		if (n > size - pos)
+			goto out;
+		pos += n;
+	}
+	for (de = dir_next(&dir->i_dir, MAX(cookie, 2)); de;
+	     de = dir_next(&dir->i_dir, de->d_cookie)) {
+		size_t n;
+
+		st.st_ino = de->d_inode->i_ino;
+		st.st_mode = de->d_inode->i_type;
+		n = fuse_add_direntry(req, buf + pos, size - pos, de->d_name,
+				      &st, (off_t)de->d_cookie);
+		if (n > size - pos)
+			break;
+		pos += n;
+	}
+out:
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (pos)
+		touch_atime(dir);
+	fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
+static void tfs_releasedir(fuse_req_t req, fuse_ino_t ino,
+			   struct fuse_file_info *fi)
+{
+	tierfs_reply_err(req, 0);
+}
+
+static void tfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			 struct fuse_file_info *fi)
+{
+	tierfs_reply_err(req, 0);
+}
+
+static void tfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs st;
+
+	tierfs_statfs(req_fs(req), &st);
+	fuse_reply_statfs(req, &st);
+}
+
+static void tfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 const char *value, size_t size, int flags)
+{
+	int r = xattr_set(req_fs(req), ino_get(req, ino), name, value, size,
+			  flags);
+
+	tierfs_reply_err(req, r);
+}
+
+static void tfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	ssize_t r;
+
+	if (size && !buf)
+		return tierfs_reply_err(req, -ENOMEM);
+	r = xattr_get(req_fs(req), ino_get(req, ino), name, buf, size);
+	if (r < 0)
+		tierfs_reply_err(req, (int)r);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)r);
+	else
+		fuse_reply_buf(req, buf, (size_t)r);
+	free(buf);
+}
+
+static void tfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	ssize_t r;
+
+	if (size && !buf)
+		return tierfs_reply_err(req, -ENOMEM);
+	r = xattr_list(req_fs(req), ino_get(req, ino), buf, size);
+	if (r < 0)
+		tierfs_reply_err(req, (int)r);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)r);
+	else
+		fuse_reply_buf(req, buf, (size_t)r);
+	free(buf);
+}
+
+static void tfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	tierfs_reply_err(req, xattr_remove(req_fs(req), ino_get(req, ino),
+					   name));
+}
+
+static void tfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			  off_t offset, off_t length,
+			  struct fuse_file_info *fi)
+{
+	struct tfs_inode *inode = ino_get(req, ino);
+
+	if (inode->i_type != S_IFREG)
+		return tierfs_reply_err(req, -ENODEV);
+	if (offset < 0 || length <= 0)
+		return tierfs_reply_err(req, -EINVAL);
+	tierfs_reply_err(req, data_fallocate(req_fs(req), inode, mode,
+					     (uint64_t)offset,
+					     (uint64_t)length));
+}
+
+static void tfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
+				off_t off_in, struct fuse_file_info *fi_in,
+				fuse_ino_t ino_out, off_t off_out,
+				struct fuse_file_info *fi_out, size_t len,
+				int flags)
+{
+	ssize_t r;
+
+	if (flags)
+		return tierfs_reply_err(req, -EINVAL);
+	r = data_copy(req_fs(req), ino_get(req, ino_in), (uint64_t)off_in,
+		      ino_get(req, ino_out), (uint64_t)off_out, len);
+	if (r < 0)
+		return tierfs_reply_err(req, (int)r);
+	fuse_reply_write(req, (size_t)r);
+}
+
+static void tfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		      struct fuse_file_info *fi)
+{
+	uint64_t res;
+	int r;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return tierfs_reply_err(req, -EINVAL);
+	if (off < 0)
+		return tierfs_reply_err(req, -ENXIO);
+	r = data_lseek(req_fs(req), ino_get(req, ino), (uint64_t)off, whence,
+		       &res);
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	fuse_reply_lseek(req, (off_t)res);
+}
+
+const struct fuse_lowlevel_ops tierfs_ops = {
+	.init = tfs_init,
+	.lookup = tfs_lookup,
+	.forget = tfs_forget,
+	.forget_multi = tfs_forget_multi,
+	.getattr = tfs_getattr,
+	.setattr = tfs_setattr,
+	.readlink = tfs_readlink,
+	.mknod = tfs_mknod,
+	.mkdir = tfs_mkdir,
+	.symlink = tfs_symlink,
+	.unlink = tfs_unlink,
+	.rmdir = tfs_rmdir,
+	.rename = tfs_rename,
+	.link = tfs_link,
+	.create = tfs_create,
+	.open = tfs_open,
+	.read = tfs_read,
+	.write = tfs_write,
+	.flush = tfs_flush,
+	.release = tfs_release,
+	.fsync = tfs_fsync,
+	.opendir = tfs_opendir,
+	.readdir = tfs_readdir,
+	.releasedir = tfs_releasedir,
+	.fsyncdir = tfs_fsyncdir,
+	.statfs = tfs_statfs,
+	.setxattr = tfs_setxattr,
+	.getxattr = tfs_getxattr,
+	.listxattr = tfs_listxattr,
+	.removexattr = tfs_removexattr,
+	.fallocate = tfs_fallocate,
+	.copy_file_range = tfs_copy_file_range,
+	.lseek = tfs_lseek,
+};

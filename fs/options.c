@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* options.c -- see options.h. */
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "size.h"
+#include "tier.h"
+#include "macro.h"
+#include "banned.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Write one message line to @err; returns -EINVAL for convenience. */
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_size_opt(const char *what, const char *s, uint64_t *ret,
+			  char *err, size_t errlen)
+{
+	uint64_t v;
+	int r = size_parse(s, &v);
+
+	if (r == -ERANGE)
+		return fail(err, errlen, "%s '%s' is too large", what, s);
+	if (r < 0)
+		return fail(err, errlen,
+			    "cannot parse %s '%s': expected a number with an optional K, M, G or T suffix",
+			    what, s);
+	*ret = v;
+	return 0;
+}
+
+static int check_extent_size(uint64_t v, const char *s, char *err,
+			     size_t errlen)
+{
+	if (!is_power_of_2(v) || v < 4096 || v > (UINT64_C(1) << 30))
+		return fail(err, errlen,
+			    "extent size '%s' must be a power of two between 4K and 1G",
+			    s);
+	return 0;
+}
+
+int options_parse_tier(const char *spec, struct tier_conf *ret, char *err,
+		       size_t errlen)
+{
+	const char *eq = strchr(spec, '=');
+	const char *c1, *c2;
+	char kind[16];
+	size_t n;
+	struct tier_conf tc = { .kind = _TIER_KIND_INVALID };
+	int r;
+
+	if (!eq || eq == spec)
+		return fail(err, errlen,
+			    "bad tier '%s': expected NAME=KIND:SIZE or NAME=KIND:PATH:SIZE",
+			    spec);
+	n = (size_t)(eq - spec);
+	if (n > TIER_CONF_NAME_MAX)
+		return fail(err, errlen, "tier name '%.*s' is longer than %d characters",
+			    (int)n, spec, TIER_CONF_NAME_MAX);
+	memcpy(tc.name, spec, n);
+	tc.name[n] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		char ch = tc.name[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+			return fail(err, errlen,
+				    "bad tier name '%s': use letters, digits, '_' and '-'",
+				    tc.name);
+	}
+
+	c1 = strchr(eq + 1, ':');
+	if (!c1)
+		return fail(err, errlen,
+			    "bad tier '%s': expected NAME=KIND:SIZE or NAME=KIND:PATH:SIZE",
+			    spec);
+	n = (size_t)(c1 - (eq + 1));
+	if (n >= sizeof(kind))
+		n = sizeof(kind) - 1;
+	memcpy(kind, eq + 1, n);
+	kind[n] = '\0';
+	tc.kind = tier_kind_parse(kind);
+	if (tc.kind == _TIER_KIND_INVALID)
+		return fail(err, errlen,
+			    "unknown tier kind '%s' in '%s': use ram, pmem or file",
+			    kind, spec);
+
+	/* the size follows the last colon; a path may itself hold colons */
+	c2 = strrchr(c1 + 1, ':');
+	if (tc.kind == TIER_RAM) {
+		if (c2)
+			return fail(err, errlen,
+				    "bad tier '%s': a ram tier takes no path (NAME=ram:SIZE)",
+				    spec);
+		r = parse_size_opt("tier size", c1 + 1, &tc.size, err, errlen);
+		if (r < 0)
+			return r;
+	} else {
+		if (!c2 || c2 == c1 + 1)
+			return fail(err, errlen,
+				    "bad tier '%s': a %s tier needs a path (NAME=%s:PATH:SIZE)",
+				    spec, kind, kind);
+		r = parse_size_opt("tier size", c2 + 1, &tc.size, err, errlen);
+		if (r < 0)
+			return r;
+		tc.path = strndup(c1 + 1, (size_t)(c2 - (c1 + 1)));
+		if (!tc.path)
+			return -ENOMEM;
+	}
+	if (tc.size == 0) {
+		free(tc.path);
+		return fail(err, errlen, "tier '%s' has size zero", tc.name);
+	}
+	*ret = tc;
+	return 0;
+}
+
+int options_add_tier(struct tierfs_options *opt, struct tier_conf *tc,
+		     char *err, size_t errlen)
+{
+	int r = 0;
+
+	if (opt->ntiers >= TIER_MAX_CONF) {
+		r = fail(err, errlen, "too many tiers: at most %d",
+			 TIER_MAX_CONF);
+		goto out_free;
+	}
+	for (unsigned i = 0; i < opt->ntiers; i++) {
+		const struct tier_conf *o = &opt->tiers[i];
+
+		if (!strcmp(o->name, tc->name)) {
+			r = fail(err, errlen, "duplicate tier name '%s'",
+				 tc->name);
+			goto out_free;
+		}
+		if (o->path && tc->path && !strcmp(o->path, tc->path)) {
+			r = fail(err, errlen,
+				 "tiers '%s' and '%s' use the same path '%s'",
+				 o->name, tc->name, tc->path);
+			goto out_free;
+		}
+	}
+	opt->tiers[opt->ntiers++] = *tc;
+	tc->path = NULL;
+	return 0;
+
+out_free:
+	free(tc->path);
+	tc->path = NULL;
+	return r;
+}
+
+/* Append "@o" to the comma-joined fuse option string. */
+static int add_fuse_opt(struct tierfs_options *opt, const char *o, size_t n)
+{
+	size_t old = opt->fuse_opts ? strlen(opt->fuse_opts) : 0;
+	char *s = realloc(opt->fuse_opts, old + n + 2);
+
+	if (!s)
+		return -ENOMEM;
+	if (old)
+		s[old++] = ',';
+	memcpy(s + old, o, n);
+	s[old + n] = '\0';
+	opt->fuse_opts = s;
+	return 0;
+}
+
+/* Split a -o list: our keys are taken, the rest goes to libfuse. */
+static int parse_o(struct tierfs_options *opt, const char *list, char *err,
+		   size_t errlen)
+{
+	const char *p = list;
+
+	while (*p) {
+		const char *end = strchrnul(p, ',');
+		size_t n = (size_t)(end - p);
+		int r = 0;
+
+		if (n > 12 && !strncmp(p, "extent_size=", 12)) {
+			char *v = strndup(p + 12, n - 12);
+
+			if (!v)
+				return -ENOMEM;
+			r = parse_size_opt("extent size", v, &opt->extent_size,
+					   err, errlen);
+			if (!r)
+				r = check_extent_size(opt->extent_size, v, err,
+						      errlen);
+			free(v);
+		} else if (n > 5 && !strncmp(p, "tier=", 5)) {
+			char *v = strndup(p + 5, n - 5);
+			struct tier_conf tc;
+
+			if (!v)
+				return -ENOMEM;
+			r = options_parse_tier(v, &tc, err, errlen);
+			if (!r)
+				r = options_add_tier(opt, &tc, err, errlen);
+			free(v);
+		} else if (n > 0) {
+			r = add_fuse_opt(opt, p, n);
+		}
+		if (r < 0)
+			return r;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* "--name=value" or "--name value": returns the value or NULL. */
+static const char *long_value(int argc, char **argv, int *i,
+			      const char *name)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n))
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+static bool is_long(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
+}
+
+int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
+		       char *err, size_t errlen)
+{
+	const char *pos[3];
+	int npos = 0;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v;
+
+		if (is_long(a, "--tier")) {
+			struct tier_conf tc;
+
+			v = long_value(argc, argv, &i, "--tier");
+			if (!v)
+				return fail(err, errlen, "--tier needs a value");
+			r = options_parse_tier(v, &tc, err, errlen);
+			if (!r)
+				r = options_add_tier(opt, &tc, err, errlen);
+			if (r < 0)
+				return r;
+		} else if (is_long(a, "--extent-size")) {
+			v = long_value(argc, argv, &i, "--extent-size");
+			if (!v)
+				return fail(err, errlen,
+					    "--extent-size needs a value");
+			r = parse_size_opt("extent size", v, &opt->extent_size,
+					   err, errlen);
+			if (!r)
+				r = check_extent_size(opt->extent_size, v, err,
+						      errlen);
+			if (r < 0)
+				return r;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			opt->show_help = true;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			opt->show_version = true;
+		} else if (!strcmp(a, "-f")) {
+			opt->foreground = true;
+		} else if (!strcmp(a, "-d")) {
+			opt->debug = true;
+			opt->foreground = true;
+		} else if (!strcmp(a, "-s")) {
+			opt->single_thread = true;
+		} else if (!strncmp(a, "-o", 2)) {
+			v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v)
+				return fail(err, errlen, "-o needs a value");
+			r = parse_o(opt, v, err, errlen);
+			if (r < 0)
+				return r;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return fail(err, errlen,
+				    "unknown option '%s' (see tierfs --help)",
+				    a);
+		} else {
+			if (npos == 2)
+				return fail(err, errlen,
+					    "too many arguments: expected [CONFIG_FILE] MOUNTPOINT");
+			pos[npos++] = a;
+		}
+	}
+	if (opt->show_help || opt->show_version)
+		return 0;
+	if (npos == 0)
+		return fail(err, errlen,
+			    "no mount point given (usage: tierfs [OPTIONS] [CONFIG_FILE] MOUNTPOINT)");
+	if (npos == 2) {
+		opt->config_file = strdup(pos[0]);
+		if (!opt->config_file)
+			return -ENOMEM;
+	}
+	opt->mountpoint = strdup(pos[npos - 1]);
+	if (!opt->mountpoint)
+		return -ENOMEM;
+	return 0;
+}
+
+struct ini_state {
+	struct tierfs_options *opt;
+	struct tierfs_options file; /* what the file says */
+	char *err;
+	size_t errlen;
+	int r;
+	/* the tier section being read, added when the next section starts */
+	char cur_section[64];
+	struct tier_conf cur;
+	bool have_cur;
+	bool cur_kind, cur_size;
+};
+
+static int flush_tier_section(struct ini_state *s)
+{
+	int r;
+
+	if (!s->have_cur)
+		return 0;
+	s->have_cur = false;
+	if (!s->cur_kind)
+		return fail(s->err, s->errlen, "tier '%s' has no kind",
+			    s->cur.name);
+	if (!s->cur_size)
+		return fail(s->err, s->errlen, "tier '%s' has no size",
+			    s->cur.name);
+	if (s->cur.kind != TIER_RAM && !s->cur.path)
+		return fail(s->err, s->errlen, "tier '%s' has no path",
+			    s->cur.name);
+	if (s->cur.kind == TIER_RAM && s->cur.path)
+		return fail(s->err, s->errlen,
+			    "tier '%s': a ram tier takes no path",
+			    s->cur.name);
+	r = options_add_tier(&s->file, &s->cur, s->err, s->errlen);
+	memset(&s->cur, 0, sizeof(s->cur));
+	return r;
+}
+
+/* inih callback: returns 1 to go on, 0 to stop with an error. */
+static int ini_cb(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	struct ini_state *s = user;
+	int r = 0;
+
+	/* inih goes on after an error; keep the first message */
+	if (s->r < 0)
+		return 0;
+
+	if (strcmp(section, s->cur_section)) {
+		r = flush_tier_section(s);
+		if (r < 0)
+			goto out;
+		snprintf(s->cur_section, sizeof(s->cur_section), "%s",
+			 section);
+		if (!strncmp(section, "tier.", 5)) {
+			const char *tname = section + 5;
+
+			if (!*tname || strlen(tname) > TIER_CONF_NAME_MAX) {
+				r = fail(s->err, s->errlen,
+					 "bad tier section name '[%s]'",
+					 section);
+				goto out;
+			}
+			memset(&s->cur, 0, sizeof(s->cur));
+			memcpy(s->cur.name, tname, strlen(tname) + 1);
+			s->have_cur = true;
+			s->cur_kind = s->cur_size = false;
+		} else if (strcmp(section, "global")) {
+			r = fail(s->err, s->errlen,
+				 "unknown section '[%s]': use [global] or [tier.NAME]",
+				 section);
+			goto out;
+		}
+	}
+	if (!name) /* a section header alone (inih INI_CALL_HANDLER_ON_NEW_SECTION) */
+		return 1;
+
+	if (s->have_cur) {
+		if (!strcmp(name, "kind")) {
+			s->cur.kind = tier_kind_parse(value);
+			if (s->cur.kind == _TIER_KIND_INVALID)
+				r = fail(s->err, s->errlen,
+					 "unknown tier kind '%s': use ram, pmem or file",
+					 value);
+			s->cur_kind = true;
+		} else if (!strcmp(name, "path")) {
+			free(s->cur.path);
+			s->cur.path = strdup(value);
+			if (!s->cur.path)
+				r = -ENOMEM;
+		} else if (!strcmp(name, "size")) {
+			r = parse_size_opt("tier size", value, &s->cur.size,
+					   s->err, s->errlen);
+			if (!r && s->cur.size == 0)
+				r = fail(s->err, s->errlen,
+					 "tier '%s' has size zero",
+					 s->cur.name);
+			s->cur_size = true;
+		} else {
+			r = fail(s->err, s->errlen,
+				 "unknown key '%s' in [%s]: use kind, path, size",
+				 name, section);
+		}
+	} else {
+		if (!strcmp(name, "extent_size")) {
+			r = parse_size_opt("extent size", value,
+					   &s->file.extent_size, s->err,
+					   s->errlen);
+			if (!r)
+				r = check_extent_size(s->file.extent_size,
+						      value, s->err, s->errlen);
+		} else if (!strcmp(name, "options")) {
+			r = parse_o(&s->file, value, s->err, s->errlen);
+		} else {
+			r = fail(s->err, s->errlen,
+				 "unknown key '%s' in [global]", name);
+		}
+	}
+out:
+	if (r < 0) {
+		/* inih returns this line's number from ini_parse_file() */
+		s->r = r;
+		return 0;
+	}
+	return 1;
+}
+
+int options_load_config(struct tierfs_options *opt, char *err,
+			size_t errlen)
+{
+	struct ini_state s = { .opt = opt, .err = err, .errlen = errlen };
+	FILE *f;
+	int r;
+
+	f = fopen(opt->config_file, "re");
+	if (!f) {
+		r = -errno;
+		snprintf(err, errlen, "cannot read config file '%s': %s",
+			 opt->config_file, strerror(-r));
+		return r;
+	}
+	r = ini_parse_file(f, ini_cb, &s);
+	fclose(f);
+	if (r == 0 && s.r == 0)
+		s.r = flush_tier_section(&s);
+	if (r > 0) {
+		char msg[OPT_ERR_MAX];
+
+		if (s.r == 0) {
+			s.r = -EINVAL;
+			snprintf(err, errlen, "syntax error");
+		}
+		snprintf(msg, sizeof(msg), "%s", err);
+		snprintf(err, errlen, "%s: line %d: %s", opt->config_file, r,
+			 msg);
+	} else if (r < 0 && s.r == 0) {
+		s.r = -ENOMEM;
+		snprintf(err, errlen, "cannot parse config file '%s'",
+			 opt->config_file);
+	}
+	if (s.r < 0 && s.have_cur)
+		free(s.cur.path);
+	if (s.r < 0)
+		goto out;
+
+	/* the command line wins */
+	if (opt->ntiers == 0) {
+		for (unsigned i = 0; i < s.file.ntiers; i++) {
+			opt->tiers[i] = s.file.tiers[i];
+			s.file.tiers[i].path = NULL;
+		}
+		opt->ntiers = s.file.ntiers;
+	}
+	if (!opt->extent_size)
+		opt->extent_size = s.file.extent_size;
+	if (s.file.fuse_opts) {
+		r = add_fuse_opt(opt, s.file.fuse_opts,
+				 strlen(s.file.fuse_opts));
+		if (r < 0)
+			s.r = r;
+	}
+out:
+	options_release(&s.file);
+	return s.r;
+}
+
+int options_finish(struct tierfs_options *opt, char *err, size_t errlen)
+{
+	if (!opt->extent_size)
+		opt->extent_size = DEFAULT_EXTENT_SIZE;
+	if (opt->ntiers == 0) {
+		/* the embedded default: a RAM tier of a quarter of memory */
+		long pages = sysconf(_SC_PHYS_PAGES);
+		long psize = sysconf(_SC_PAGESIZE);
+		struct tier_conf tc = { .name = "ram", .kind = TIER_RAM };
+
+		if (pages <= 0 || psize <= 0)
+			return fail(err, errlen,
+				    "cannot size the default RAM tier: physical memory unknown");
+		tc.size = (uint64_t)pages * (uint64_t)psize / 4;
+		opt->tiers[opt->ntiers++] = tc;
+	}
+	for (unsigned i = 0; i < opt->ntiers; i++) {
+		char a[32], b[32];
+
+		if (opt->tiers[i].size < opt->extent_size)
+			return fail(err, errlen,
+				    "tier '%s' (%s) is smaller than one extent (%s)",
+				    opt->tiers[i].name,
+				    size_format(opt->tiers[i].size, a, sizeof(a)),
+				    size_format(opt->extent_size, b, sizeof(b)));
+	}
+	return 0;
+}
+
+void options_release(struct tierfs_options *opt)
+{
+	for (unsigned i = 0; i < opt->ntiers; i++)
+		free(opt->tiers[i].path);
+	free(opt->config_file);
+	free(opt->mountpoint);
+	free(opt->fuse_opts);
+	memset(opt, 0, sizeof(*opt));
+}

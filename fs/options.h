@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * options.h -- tierfs's own settings, from the command line and the INI
+ * config file: the tier stack and the global options.  FUSE's options
+ * (-f, -d, -o ...) pass through to libfuse untouched.
+ *
+ * Pure parsing: nothing here opens a tier or touches the disk, so every
+ * rule is unit-tested (tests/unit/test_options.c).  Errors come back as
+ * -errno plus one line of text for the user in @err.
+ */
+#ifndef TIERFS_OPTIONS_H
+#define TIERFS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIER_MAX_CONF 8	      /* tiers one mount may have */
+#define TIER_CONF_NAME_MAX 32 /* longest tier name */
+#define OPT_ERR_MAX 256	      /* room for one error line */
+
+#define DEFAULT_EXTENT_SIZE (UINT64_C(1) << 20)
+
+/* One --tier NAME=KIND[:PATH]:SIZE or one [tier.NAME] section. */
+struct tier_conf {
+	char name[TIER_CONF_NAME_MAX + 1];
+	int kind;   /* enum tier_kind */
+	char *path; /* owned; NULL for ram */
+	uint64_t size;
+};
+
+struct tierfs_options {
+	struct tier_conf tiers[TIER_MAX_CONF];
+	unsigned ntiers;
+	uint64_t extent_size; /* 0 until set; then a power of two >= 4K */
+	char *config_file;    /* owned */
+	char *mountpoint;     /* owned */
+	char *fuse_opts;      /* owned; comma-joined -o options for libfuse */
+	bool foreground;
+	bool debug;
+	bool single_thread;
+	bool show_help;
+	bool show_version;
+};
+
+/**
+ * options_parse_tier() - parse "NAME=KIND:SIZE" or "NAME=KIND:PATH:SIZE"
+ * @ret: filled on success (ret->path is then owned by the caller)
+ * Return: 0 or -EINVAL with a message in @err.
+ */
+int options_parse_tier(const char *spec, struct tier_conf *ret, char *err,
+		       size_t errlen);
+
+/**
+ * options_add_tier() - append @tc to @opt, taking ownership of its path
+ * Return: 0, or -EINVAL for a duplicate name, a duplicate path or too
+ * many tiers (message in @err; @tc's path is freed either way).
+ */
+int options_add_tier(struct tierfs_options *opt, struct tier_conf *tc,
+		     char *err, size_t errlen);
+
+/**
+ * options_parse_args() - parse argv into @opt
+ *
+ * Recognises --tier, --extent-size (also "-o extent_size=..."), -f, -d,
+ * -s, -o, -h/--help, -V/--version, and one or two positional arguments
+ * ([CONFIG_FILE] MOUNTPOINT).  Other options are an error.
+ *
+ * Return: 0 or -EINVAL with a message in @err.
+ */
+int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
+		       char *err, size_t errlen);
+
+/**
+ * options_load_config() - read opt->config_file (INI) into @opt
+ *
+ * Settings given on the command line win over the file's: tiers from the
+ * file are used only when the command line gave none.
+ * Return: 0, or -errno with a message in @err.
+ */
+int options_load_config(struct tierfs_options *opt, char *err,
+			size_t errlen);
+
+/**
+ * options_finish() - fill defaults (extent size, the default tier stack)
+ * and check what is left to check without touching the disk.
+ * Return: 0 or -EINVAL with a message in @err.
+ */
+int options_finish(struct tierfs_options *opt, char *err, size_t errlen);
+
+void options_release(struct tierfs_options *opt);
+
+#endif /* TIERFS_OPTIONS_H */

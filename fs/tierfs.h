@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tierfs.h -- the daemon's core objects: the mount (struct tierfs), its
+ * inodes, directory entries and extended attributes, and the functions
+ * the FUSE handlers in ops.c call.  Everything below ops.c returns 0 (or a
+ * count) on success and -errno on failure, and never calls fuse_reply_*.
+ *
+ * Lock order (outermost first):
+ *
+ *   fs->ns_lock  ->  inode->i_dlock  ->  inode->i_lock  ->  fs->itab_lock
+ *                ->  tier->alloc_lock
+ *
+ * - fs->ns_lock (rwlock) guards the namespace: every directory's entries,
+ *   every dir's d_parent, and the link between names and inodes.  Lookup
+ *   and readdir take it shared; create, link, unlink, rename take it
+ *   exclusive.  Data I/O never takes it, so files are read and written in
+ *   parallel.
+ * - inode->i_dlock (rwlock) guards a regular file's extent map and data;
+ *   reads take it shared, writes/truncate/fallocate exclusive.
+ * - inode->i_lock (mutex) guards attributes (mode, uid, gid, times, rdev)
+ *   and xattrs.  i_size is written with i_dlock exclusive *and* i_lock
+ *   held, so either lock alone is enough to read it.
+ * - fs->itab_lock (mutex) guards the list of live inodes and every
+ *   inode's lifetime counts (i_nlink, i_nlookup, i_nref).  An inode is
+ *   freed by whoever drops the last of them to zero, under this lock, so
+ *   exactly one thread frees it.
+ * - Never hold any of these while calling fuse_reply_*(): the reply may
+ *   be the kernel's last reference (passthrough_hp's rule).
+ */
+#ifndef TIERFS_TIERFS_H
+#define TIERFS_TIERFS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "extent_map.h"
+#include "options.h"
+
+struct tier;
+
+typedef uint64_t tierfs_ino_t;
+
+struct tfs_inode;
+
+/* One name in a directory.  All fields: fs->ns_lock. */
+struct dentry {
+	struct dentry *d_hnext;	   /* hash chain */
+	struct tfs_inode *d_inode; /* holds one i_nlink */
+	uint64_t d_cookie;	   /* readdir offset; grows, never reused */
+	uint32_t d_hash;
+	bool d_dead;		   /* removed; freed at the next compaction */
+	uint16_t d_namelen;
+	char d_name[];
+};
+
+/*
+ * A directory's entries: a hash table for lookup, plus an array in cookie
+ * order for readdir, which resumes with a binary search for the first
+ * cookie after the offset the kernel gives back.  Removing an entry marks
+ * it dead in the array (the hash drops it at once); dead entries are
+ * compacted away once they outnumber the live ones, so a listing under
+ * way sees every entry that lived throughout exactly once, whatever is
+ * added or removed meanwhile.  All fields: fs->ns_lock.
+ */
+struct tfs_dir {
+	struct dentry **d_htab; /* d_hsize buckets */
+	uint32_t d_hsize;	/* power of two */
+	uint32_t d_nlive;	/* live entries */
+	struct dentry **d_order; /* cookie order, live and dead */
+	uint32_t d_norder;
+	uint32_t d_ndead;
+	uint32_t d_cap;
+	uint64_t d_next_cookie;
+	struct tfs_inode *d_parent; /* ".."; self for the root */
+};
+
+struct xattr {
+	char *name;
+	void *value;
+	size_t size;
+};
+
+struct tfs_inode {
+	/* Immutable after inode_new(). */
+	tierfs_ino_t i_ino;  /* st_ino; never reused within a mount */
+	mode_t i_type;	     /* S_IFMT bits */
+
+	pthread_mutex_t i_lock; /* protects the attribute block below */
+	mode_t i_mode;		/* i_lock; permission bits incl. suid/sgid/sticky */
+	uid_t i_uid;		/* i_lock */
+	gid_t i_gid;		/* i_lock */
+	dev_t i_rdev;		/* i_lock */
+	struct timespec i_atime, i_mtime, i_ctime; /* i_lock */
+	struct xattr *i_xattrs; /* i_lock */
+	uint32_t i_nxattrs;	/* i_lock */
+
+	pthread_rwlock_t i_dlock; /* protects i_map and file data */
+	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
+
+	/* Lifetime, all fs->itab_lock (i_nlink read racily by getattr). */
+	uint32_t i_nlink;
+	uint64_t i_nlookup; /* kernel references (lookup minus forget) */
+	uint32_t i_nref;    /* internal pins (inode_pin/inode_unpin) */
+	struct tfs_inode *i_prev, *i_next; /* fs->inodes list */
+
+	union {
+		struct extent_map i_map; /* S_IFREG; i_dlock */
+		struct tfs_dir i_dir;	 /* S_IFDIR; fs->ns_lock */
+		char *i_link;		 /* S_IFLNK; immutable */
+	};
+};
+
+struct tierfs {
+	/* Immutable after tierfs_create(). */
+	struct tierfs_options opt;
+	struct tier *tiers[TIER_MAX_CONF];
+	unsigned ntiers;
+	uint32_t extent_size;
+	unsigned extent_shift;
+	struct tfs_inode *root;
+
+	pthread_rwlock_t ns_lock; /* see the lock order above */
+
+	pthread_mutex_t itab_lock; /* list of inodes and lifetime counts */
+	struct tfs_inode inodes;   /* list head (only i_prev/i_next used) */
+	uint64_t ninodes;	   /* itab_lock */
+	uint64_t next_ino;	   /* itab_lock */
+};
+
+/* fs.c */
+int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs);
+struct tierfs *tierfs_free(struct tierfs *fs);
+void tierfs_statfs(struct tierfs *fs, struct statvfs *st);
+
+/* inode.c */
+struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
+			    gid_t gid, dev_t rdev);
+void inode_free(struct tierfs *fs, struct tfs_inode *inode);
+/* Count one more kernel lookup (called with ns_lock held). */
+void inode_lookup_ref(struct tierfs *fs, struct tfs_inode *inode);
+void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n);
+void inode_link_inc(struct tierfs *fs, struct tfs_inode *inode);
+/* Drop @n links; frees the inode when nothing references it any more.
+ * Called with ns_lock held exclusive. */
+void inode_link_drop(struct tierfs *fs, struct tfs_inode *inode,
+		     uint32_t n);
+void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
+		     struct stat *st);
+void inode_touch(struct tfs_inode *inode, bool m, bool c);
+struct timespec now_ts(void);
+
+/* dir.c -- all called with fs->ns_lock held (shared for find/iterate) */
+int dir_init(struct tfs_dir *d, struct tfs_inode *parent);
+void dir_release(struct tfs_dir *d);
+struct dentry *dir_find(const struct tfs_dir *d, const char *name);
+int dir_add(struct tfs_dir *d, const char *name, struct tfs_inode *inode);
+/* Remove @name's entry; returns its inode, or NULL if absent. */
+struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name);
+/* Point an existing entry at another inode (rename exchange/replace). */
+void dir_set_inode(struct dentry *de, struct tfs_inode *inode);
+static inline bool dir_is_empty(const struct tfs_dir *d)
+{
+	return d->d_nlive == 0;
+}
+/* First live entry with cookie > @cookie, or NULL. */
+struct dentry *dir_next(const struct tfs_dir *d, uint64_t cookie);
+
+/* data.c -- regular file data */
+ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		  size_t len, uint64_t off);
+ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
+		   const char *buf, size_t len, uint64_t off);
+int data_truncate(struct tierfs *fs, struct tfs_inode *inode,
+		  uint64_t size);
+int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
+		   uint64_t off, uint64_t len);
+ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
+		  struct tfs_inode *out, uint64_t off_out, size_t len);
+int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
+	       int whence, uint64_t *ret_off);
+/* Bytes held on each tier by @inode; caller holds i_dlock shared. */
+void data_layout(struct tierfs *fs, struct tfs_inode *inode,
+		 uint64_t bytes[TIER_MAX_CONF]);
+/* Give every extent's slot back; for inode_free(). */
+void data_release(struct tierfs *fs, struct tfs_inode *inode);
+uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode);
+
+/* xattr.c */
+int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
+	      const void *value, size_t size, int flags);
+/* Copies the value into @buf (if @size > 0) and returns its length. */
+ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
+		  const char *name, void *buf, size_t size);
+ssize_t xattr_list(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		   size_t size);
+int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
+		 const char *name);
+void xattr_release(struct tfs_inode *inode);
+
+#endif /* TIERFS_TIERFS_H */

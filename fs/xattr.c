@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xattr.c -- extended attributes stored with the inode, plus the
+ * read-only user.tierfs.* attributes computed on demand.
+ *
+ * Stored attributes live in a small array under the inode's i_lock; the
+ * kernel has already checked permissions (default_permissions) and the
+ * namespace rules (no user.* on symlinks and devices) before a request
+ * reaches us.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/limits.h>
+#include <sys/xattr.h>
+
+#include "tierfs.h"
+#include "tier.h"
+#include "banned.h"
+
+#define XATTR_PREFIX_TIERFS "user.tierfs."
+#define XATTR_LAYOUT "user.tierfs.layout"
+
+/* Attributes that exist only as computed values. */
+static bool is_virtual(const char *name)
+{
+	return !strcmp(name, XATTR_LAYOUT);
+}
+
+static struct xattr *find(struct tfs_inode *inode, const char *name)
+{
+	for (uint32_t i = 0; i < inode->i_nxattrs; i++)
+		if (!strcmp(inode->i_xattrs[i].name, name))
+			return &inode->i_xattrs[i];
+	return NULL;
+}
+
+static bool name_allowed(const char *name)
+{
+	/* system.* would be POSIX ACLs, which we do not implement */
+	return !strncmp(name, "user.", 5) || !strncmp(name, "trusted.", 8) ||
+	       !strncmp(name, "security.", 9);
+}
+
+int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
+	      const void *value, size_t size, int flags)
+{
+	struct xattr *x;
+	void *copy;
+	int r = 0;
+
+	if (!name_allowed(name))
+		return -EOPNOTSUPP;
+	if (is_virtual(name))
+		return -EPERM;
+	if (size > XATTR_SIZE_MAX)
+		return -E2BIG;
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, value, size);
+
+	pthread_mutex_lock(&inode->i_lock);
+	x = find(inode, name);
+	if (x && (flags & XATTR_CREATE)) {
+		r = -EEXIST;
+	} else if (!x && (flags & XATTR_REPLACE)) {
+		r = -ENODATA;
+	} else if (x) {
+		free(x->value);
+		x->value = copy;
+		x->size = size;
+		copy = NULL;
+	} else {
+		struct xattr *nx = realloc(inode->i_xattrs,
+					   (inode->i_nxattrs + 1) * sizeof(*nx));
+		char *nm = strdup(name);
+
+		if (!nx || !nm) {
+			free(nm);
+			if (nx)
+				inode->i_xattrs = nx;
+			r = -ENOMEM;
+		} else {
+			inode->i_xattrs = nx;
+			nx[inode->i_nxattrs].name = nm;
+			nx[inode->i_nxattrs].value = copy;
+			nx[inode->i_nxattrs].size = size;
+			inode->i_nxattrs++;
+			copy = NULL;
+		}
+	}
+	if (r == 0)
+		inode_touch(inode, false, true);
+	pthread_mutex_unlock(&inode->i_lock);
+	free(copy);
+	return r;
+}
+
+/* "ram=8388608 nvme=0": bytes on each tier, every tier in order. */
+static ssize_t layout_string(struct tierfs *fs, struct tfs_inode *inode,
+			     char *out, size_t outlen)
+{
+	uint64_t bytes[TIER_MAX_CONF] = { 0 };
+	size_t n = 0;
+
+	if (inode->i_type == S_IFREG) {
+		pthread_rwlock_rdlock(&inode->i_dlock);
+		data_layout(fs, inode, bytes);
+		pthread_rwlock_unlock(&inode->i_dlock);
+	}
+	for (unsigned t = 0; t < fs->ntiers; t++) {
+		int k = snprintf(out + n, outlen - n, "%s%s=%llu",
+				 t ? " " : "", fs->tiers[t]->name,
+				 (unsigned long long)bytes[t]);
+
+		if (k < 0 || (size_t)k >= outlen - n)
+			return -ERANGE;
+		n += (size_t)k;
+	}
+	return (ssize_t)n;
+}
+
+ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
+		  const char *name, void *buf, size_t size)
+{
+	struct xattr *x;
+	ssize_t r;
+
+	if (!strcmp(name, XATTR_LAYOUT)) {
+		char tmp[TIER_MAX_CONF * (TIER_NAME_MAX + 24)];
+
+		r = layout_string(fs, inode, tmp, sizeof(tmp));
+		if (r < 0)
+			return r;
+		if (size && (size_t)r > size)
+			return -ERANGE;
+		if (size)
+			memcpy(buf, tmp, (size_t)r);
+		return r;
+	}
+	pthread_mutex_lock(&inode->i_lock);
+	x = find(inode, name);
+	if (!x) {
+		r = -ENODATA;
+	} else if (size && x->size > size) {
+		r = -ERANGE;
+	} else {
+		if (size)
+			memcpy(buf, x->value, x->size);
+		r = (ssize_t)x->size;
+	}
+	pthread_mutex_unlock(&inode->i_lock);
+	return r;
+}
+
+ssize_t xattr_list(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		   size_t size)
+{
+	size_t need = 0;
+	ssize_t r;
+
+	pthread_mutex_lock(&inode->i_lock);
+	for (uint32_t i = 0; i < inode->i_nxattrs; i++)
+		need += strlen(inode->i_xattrs[i].name) + 1;
+	if (size && need > size) {
+		r = -ERANGE;
+	} else {
+		size_t n = 0;
+
+		for (uint32_t i = 0; size && i < inode->i_nxattrs; i++) {
+			size_t l = strlen(inode->i_xattrs[i].name) + 1;
+
+			memcpy(buf + n, inode->i_xattrs[i].name, l);
+			n += l;
+		}
+		r = (ssize_t)need;
+	}
+	pthread_mutex_unlock(&inode->i_lock);
+	return r;
+}
+
+int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
+		 const char *name)
+{
+	struct xattr *x;
+	int r = 0;
+
+	if (is_virtual(name))
+		return -EPERM;
+	pthread_mutex_lock(&inode->i_lock);
+	x = find(inode, name);
+	if (!x) {
+		r = -ENODATA;
+	} else {
+		free(x->name);
+		free(x->value);
+		*x = inode->i_xattrs[--inode->i_nxattrs];
+		inode_touch(inode, false, true);
+	}
+	pthread_mutex_unlock(&inode->i_lock);
+	return r;
+}
+
+void xattr_release(struct tfs_inode *inode)
+{
+	for (uint32_t i = 0; i < inode->i_nxattrs; i++) {
+		free(inode->i_xattrs[i].name);
+		free(inode->i_xattrs[i].value);
+	}
+	free(inode->i_xattrs);
+	inode->i_xattrs = NULL;
+	inode->i_nxattrs = 0;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * tier_file.c -- the file tier: slots in one sparse slab file in a
+ * directory on any filesystem (NVMe, SSD, HDD, a parallel filesystem),
+ * read and written through io_uring (uring.c).
+ *
+ * Layout: open makes a private directory PATH/tierfs-NAME-XXXXXX (0700)
+ * holding one file, "slab" (0600), of nslots * extent_size bytes, made
+ * with ftruncate() and so sparse: slot N is the byte range starting at
+ * N * extent_size, and a slot never written costs no disk space.  Close
+ * removes both again.
+ *
+ * Zeroing: a fresh slab reads as zeros; a freed slot's blocks are handed
+ * back with FALLOC_FL_PUNCH_HOLE, after which it reads as zeros again.
+ * Where the filesystem cannot punch holes, discard fails with
+ * -EOPNOTSUPP and tier_slot_free() zeroes the slot by writing.
+ *
+ * Space: open checks that the configured size fits in the free space of
+ * the filesystem at that moment, but reserves nothing (the file is
+ * sparse).  If other users fill the filesystem later, a write fails with
+ * the kernel's -ENOSPC.
+ *
+ * Errors: a -errno from the kernel (cqe->res) is returned as is.  A read
+ * that meets end of file -- only possible if someone truncated the slab
+ * behind our back -- fails with -EIO rather than inventing zeros for
+ * data that was lost.  Removing the slab file changes nothing until
+ * close: the open fd keeps the data.
+ *
+ * Threads: every field of struct file_priv is immutable after open except
+ * the no_punch flag; reads and writes are positional on one shared fd,
+ * and each calling thread uses its own ring (see uring.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "tier.h"
+#include "uring.h"
+#include "macro.h"
+#include "banned.h"
+
+#define SLAB_NAME "slab"
+
+struct file_priv {
+	int fd;     /* the slab file; immutable after open */
+	char *dir;  /* private directory; immutable after open */
+	char *slab; /* path of the slab file; immutable after open */
+	/*
+	 * Set once punching a hole failed with EOPNOTSUPP, so later discards
+	 * skip straight to the caller's zero-by-writing fallback.  Relaxed
+	 * atomic: a racing thread that misses it makes one more failing
+	 * fallocate() call, which is harmless.
+	 */
+	bool no_punch;
+};
+
+/*
+ * Open flags of the slab file.
+ *
+ * NEEDSWORK: O_DIRECT would keep tier data out of the page cache (it is
+ * cached once more by the kernel's FUSE page cache above us).  It needs
+ * buffers, offsets and lengths aligned to STATX_DIOALIGN, which 1 MiB
+ * extents at extent-aligned offsets are but partial writes from fs/ are
+ * not: a second fd with O_DIRECT, used only for aligned requests, would
+ * do.  Everything below passes the fd through unchanged.
+ */
+#define SLAB_OPEN_FLAGS (O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW)
+
+static inline uint64_t slot_offset(const struct tier *t, uint32_t slot)
+{
+	return (uint64_t)slot << t->extent_shift;
+}
+
+/*
+ * Check that @path is a directory we can create files in, with at least
+ * @size bytes free.  Nothing is created.
+ */
+static int dir_check(const char *path, uint64_t size)
+{
+	struct statvfs vfs;
+	struct stat st;
+	uint64_t avail;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (access(path, W_OK | X_OK) < 0)
+		return -errno; /* EACCES, or EROFS on a read-only mount */
+	if (statvfs(path, &vfs) < 0)
+		return -errno;
+	if (__builtin_mul_overflow((uint64_t)vfs.f_bavail,
+				   (uint64_t)vfs.f_frsize, &avail))
+		avail = UINT64_MAX;
+	if (size > avail)
+		return -ENOSPC;
+	return 0;
+}
+
+/*
+ * Make the private directory @path/tierfs-@name-XXXXXX, mode 0700.  This
+ * is also the "real create test": access() says yes to root on a
+ * pseudo filesystem like /proc, and on NFS with root squashing.  Such
+ * refusals (EPERM, ENOENT for an existing directory) become -EACCES.
+ * On success the caller owns *ret_dir and frees it with free().
+ */
+static int private_dir_create(const char *path, const char *name,
+			      char **ret_dir)
+{
+	char *dir;
+	int r;
+
+	if (asprintf(&dir, "%s/tierfs-%s-XXXXXX", path, name) < 0)
+		return -ENOMEM;
+	if (!mkdtemp(dir)) {
+		r = -errno;
+		free(dir);
+		if (r == -EPERM || r == -ENOENT)
+			r = -EACCES;
+		return r;
+	}
+	/* mkdtemp() honours the umask; the mode must not depend on it */
+	if (chmod(dir, 0700) < 0) {
+		r = -errno;
+		(void)rmdir(dir);
+		free(dir);
+		return r;
+	}
+	*ret_dir = dir;
+	return 0;
+}
+
+/* Undo what file_open() did, however far it got.  Accepts NULL. */
+static void file_priv_free(struct file_priv *p)
+{
+	if (!p)
+		return;
+	if (p->fd >= 0)
+		(void)close(p->fd);
+	/* either may be gone already if someone removed them: fine */
+	if (p->slab)
+		(void)unlink(p->slab);
+	if (p->dir)
+		(void)rmdir(p->dir);
+	free(p->slab);
+	free(p->dir);
+	free(p);
+}
+
+static int file_open(struct tier *t)
+{
+	uint64_t len = slot_offset(t, t->nslots);
+	struct file_priv *p;
+	int r;
+
+	r = dir_check(t->path, t->size);
+	if (r < 0)
+		return r;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->fd = -1;
+	r = private_dir_create(t->path, t->name, &p->dir);
+	if (r < 0)
+		goto err_free;
+	if (asprintf(&p->slab, "%s/" SLAB_NAME, p->dir) < 0) {
+		p->slab = NULL;
+		r = -ENOMEM;
+		goto err_free;
+	}
+	p->fd = open(p->slab, SLAB_OPEN_FLAGS, 0600);
+	if (p->fd < 0) {
+		r = -errno;
+		goto err_free;
+	}
+	/* open() honours the umask too */
+	if (fchmod(p->fd, 0600) < 0 || ftruncate(p->fd, (off_t)len) < 0) {
+		r = -errno; /* EFBIG: beyond this filesystem's file size */
+		goto err_free;
+	}
+	t->priv = p;
+	return 0;
+
+err_free:
+	file_priv_free(p);
+	return r;
+}
+
+static void file_close(struct tier *t)
+{
+	file_priv_free(t->priv);
+	t->priv = NULL;
+}
+
+static ssize_t file_read(struct tier *t, uint32_t slot, uint64_t off,
+			 void *buf, size_t len)
+{
+	struct file_priv *p = t->priv;
+
+	return uring_pread(p->fd, buf, len, slot_offset(t, slot) + off);
+}
+
+static ssize_t file_write(struct tier *t, uint32_t slot, uint64_t off,
+			  const void *buf, size_t len)
+{
+	struct file_priv *p = t->priv;
+
+	return uring_pwrite(p->fd, buf, len, slot_offset(t, slot) + off);
+}
+
+static int file_discard(struct tier *t, uint32_t slot)
+{
+	struct file_priv *p = t->priv;
+	int r;
+
+	if (__atomic_load_n(&p->no_punch, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	do {
+		r = fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)slot_offset(t, slot),
+			      (off_t)t->extent_size);
+	} while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return 0;
+	r = -errno;
+	if (r == -EOPNOTSUPP || r == -ENOSYS) {
+		__atomic_store_n(&p->no_punch, true, __ATOMIC_RELAXED);
+		r = -EOPNOTSUPP;
+	}
+	return r; /* tier_slot_free() then zeroes the slot by writing */
+}
+
+static int file_sync(struct tier *t)
+{
+	struct file_priv *p = t->priv;
+
+	/* the slab's size never changes: data is all fdatasync() needs */
+	if (fdatasync(p->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+const struct tier_ops tier_file_ops = {
+	.version = TIER_OPS_VERSION,
+	.kind_name = "file",
+	.open = file_open,
+	.close = file_close,
+	.read = file_read,
+	.write = file_write,
+	.discard = file_discard,
+	.sync = file_sync,
+};
