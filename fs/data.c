@@ -40,12 +40,14 @@ static inline uint64_t ext_mask(const struct tierfs *fs)
  * Return: the new entry, or NULL with *ret_err = -ENOSPC or -ENOMEM.
  */
 static struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
-				   uint64_t idx, int *ret_err)
+				   uint64_t idx, unsigned skip, int *ret_err)
 {
 	struct extent e = { 0 };
 	int r = -ENOSPC;
 
 	for (unsigned t = 0; t < fs->ntiers; t++) {
+		if (skip & (1u << t))
+			continue;
 		r = tier_slot_alloc(fs->tiers[t], &e.slot);
 		if (r == 0) {
 			e.tier = (uint8_t)t;
@@ -63,6 +65,27 @@ static struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 		return NULL;
 	}
 	return extent_map_lookup(&inode->i_map, idx);
+}
+
+/*
+ * Log a tier failure, at most once per tier every TIER_WARN_INTERVAL
+ * seconds: a failing device must not flood the log, and one line is
+ * enough to tell the administrator which tier and why.
+ */
+#define TIER_WARN_INTERVAL 10
+
+static void tier_warn(struct tierfs *fs, unsigned t, const char *what, int err)
+{
+	int64_t now = (int64_t)now_ts().tv_sec;
+	int64_t last = __atomic_load_n(&fs->tier_warned[t], __ATOMIC_RELAXED);
+
+	if (now - last < TIER_WARN_INTERVAL)
+		return;
+	if (!__atomic_compare_exchange_n(&fs->tier_warned[t], &last, now, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return; /* another thread logs it */
+	log_err("%s error on tier '%s': %s", what, fs->tiers[t]->name,
+		strerror(-err));
 }
 
 /* Remove extent @idx and give its slot back.  Called with i_dlock
@@ -100,19 +123,16 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		} else {
 			r = tier_read(fs->tiers[e->tier], e->slot, eoff,
 				      buf + done, n);
-			if (r < 0)
+			if (r < 0) {
+				tier_warn(fs, e->tier, "read", (int)r);
 				break;
+			}
 		}
 		done += n;
 		r = 0;
 	}
 	pthread_rwlock_unlock(&inode->i_dlock);
-	if (r < 0) {
-		log_err("read error on inode %llu: %s",
-			(unsigned long long)inode->i_ino, strerror((int)-r));
-		return r;
-	}
-	return (ssize_t)done;
+	return r < 0 ? r : (ssize_t)done;
 }
 
 ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
@@ -130,29 +150,48 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		uint64_t eoff = pos & ext_mask(fs);
 		size_t n = (size_t)MIN(len - done, fs->extent_size - eoff);
 		struct extent *e = extent_map_lookup(&inode->i_map, idx);
-		bool fresh = false;
+		unsigned failed = 0; /* tiers that failed this fresh extent */
+		int werr = 0;	     /* and the last such failure */
 		ssize_t w;
 
-		if (!e) {
+		if (e) {
+			w = tier_write(fs->tiers[e->tier], e->slot, eoff,
+				       buf + done, n);
+			if (w < 0) {
+				r = (int)w;
+				tier_warn(fs, e->tier, "write", r);
+				break;
+			}
+		} else {
 			if (idx > EXTENT_MAP_MAX_INDEX) {
 				r = -EFBIG;
 				break;
 			}
-			e = extent_place(fs, inode, idx, &r);
-			if (!e)
-				break;
-			fresh = true;
-		}
-		w = tier_write(fs->tiers[e->tier], e->slot, eoff, buf + done,
-			       n);
-		if (w < 0) {
-			r = (int)w;
-			log_err("write error on tier '%s': %s",
-				fs->tiers[e->tier]->name, strerror(-r));
-			/* a fresh extent past EOF may hold a partial write */
-			if (fresh)
+			/*
+			 * A fresh extent whose tier fails (a device full below
+			 * its configured size, an I/O error) is given back and
+			 * placed on the next tier instead: spill, not fail.
+			 */
+			for (;;) {
+				e = extent_place(fs, inode, idx, failed, &r);
+				if (!e)
+					break;
+				w = tier_write(fs->tiers[e->tier], e->slot,
+					       eoff, buf + done, n);
+				if (w >= 0)
+					break;
+				tier_warn(fs, e->tier, "write", (int)w);
+				failed |= 1u << e->tier;
 				extent_drop(fs, inode, idx);
-			break;
+				e = NULL;
+				werr = (int)w;
+			}
+			if (!e) {
+				/* no tier left: report what the last one said */
+				if (r == -ENOSPC && werr)
+					r = werr;
+				break;
+			}
 		}
 		done += n;
 	}
@@ -240,7 +279,7 @@ static int alloc_range(struct tierfs *fs, struct tfs_inode *inode,
 	for (idx = first; idx <= last; idx++) {
 		if (extent_map_lookup(&inode->i_map, idx))
 			continue;
-		if (!extent_place(fs, inode, idx, &r))
+		if (!extent_place(fs, inode, idx, 0, &r))
 			break;
 		/* mark ours so that a rollback knows what to undo */
 		extent_map_lookup(&inode->i_map, idx)->flags |= EXTENT_F_NEW;

@@ -6,12 +6,43 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tierfs.h"
 #include "tier.h"
 #include "log.h"
 #include "banned.h"
+
+/*
+ * Two tiers on one directory would each think they own its space.  The
+ * option parser catches equal strings; this catches "/a" vs "/a/" and
+ * symlinks.  Returns 0 or -EINVAL after logging the pair.
+ */
+static int check_distinct_paths(const struct tierfs_options *opt)
+{
+	struct stat st[TIER_MAX_CONF];
+	bool ok[TIER_MAX_CONF] = { false };
+
+	for (unsigned i = 0; i < opt->ntiers; i++) {
+		/* a missing path is reported by the back end */
+		ok[i] = opt->tiers[i].path && stat(opt->tiers[i].path, &st[i]) == 0;
+		if (!ok[i])
+			continue;
+		for (unsigned j = 0; j < i; j++) {
+			if (!ok[j])
+				continue;
+			if (st[i].st_dev == st[j].st_dev &&
+			    st[i].st_ino == st[j].st_ino) {
+				log_err("tiers '%s' and '%s' use the same directory '%s'",
+					opt->tiers[j].name, opt->tiers[i].name,
+					opt->tiers[i].path);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
 
 int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 {
@@ -20,6 +51,11 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 
 	if (!fs)
 		return -ENOMEM;
+	r = check_distinct_paths(opt);
+	if (r < 0) {
+		free(fs);
+		return r;
+	}
 	fs->opt = *opt; /* borrowed: the caller keeps @opt alive and frees it */
 	fs->extent_size = (uint32_t)opt->extent_size;
 	fs->extent_shift = (unsigned)__builtin_ctzll(opt->extent_size);

@@ -79,6 +79,11 @@ static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = TIERFS_MAX_IO;
 	/* we do not implement readdirplus; plain readdir + cached lookups */
 	conn->want &= ~FUSE_CAP_READDIRPLUS;
+	/*
+	 * Every change comes through this kernel, so its page cache is never
+	 * stale: do not let an mtime seen in a later getattr throw it away.
+	 */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_ASYNC_DIO)

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -512,21 +514,77 @@ out:
 	return s.r;
 }
 
+/*
+ * The default file tier's directory, /var/tmp/tierfs-$UID.  /var/tmp is
+ * world-writable, so an existing entry must be our own real directory,
+ * not someone else's or a symlink.
+ */
+static int default_file_dir(char *path, size_t len, char *err, size_t errlen)
+{
+	struct stat st;
+
+	snprintf(path, len, "%s/tierfs-%u", DEFAULT_FILE_TIER_PARENT,
+		 (unsigned)getuid());
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return fail(err, errlen, "cannot create '%s': %s", path,
+			    strerror(errno));
+	if (lstat(path, &st) < 0)
+		return fail(err, errlen, "cannot use '%s': %s", path,
+			    strerror(errno));
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return fail(err, errlen,
+			    "'%s' is not a directory owned by uid %u; remove it or give tiers explicitly",
+			    path, (unsigned)getuid());
+	return 0;
+}
+
+/* The embedded default stack: RAM of a quarter of memory over a file
+ * tier of half the free space under /var/tmp. */
+static int default_tiers(struct tierfs_options *opt, char *err, size_t errlen)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long psize = sysconf(_SC_PAGESIZE);
+	struct tier_conf ram = { .name = "ram", .kind = TIER_RAM };
+	struct tier_conf file = { .name = "disk", .kind = TIER_FILE };
+	char path[256];
+	struct statvfs sv;
+	int r;
+
+	if (pages <= 0 || psize <= 0)
+		return fail(err, errlen,
+			    "cannot size the default RAM tier: physical memory unknown");
+	ram.size = (uint64_t)pages * (uint64_t)psize / 4;
+	ram.size -= ram.size % opt->extent_size;
+	r = options_add_tier(opt, &ram, err, errlen);
+	if (r < 0)
+		return r;
+
+	r = default_file_dir(path, sizeof(path), err, errlen);
+	if (r < 0)
+		return r;
+	if (statvfs(path, &sv) < 0)
+		return fail(err, errlen, "cannot stat '%s': %s", path,
+			    strerror(errno));
+	file.size = (uint64_t)sv.f_bavail * sv.f_frsize / 2;
+	file.size -= file.size % opt->extent_size;
+	if (file.size < opt->extent_size)
+		return 0; /* no room on disk: RAM alone */
+	file.path = strdup(path);
+	if (!file.path)
+		return -ENOMEM;
+	return options_add_tier(opt, &file, err, errlen);
+}
+
 int options_finish(struct tierfs_options *opt, char *err, size_t errlen)
 {
+	int r;
+
 	if (!opt->extent_size)
 		opt->extent_size = DEFAULT_EXTENT_SIZE;
 	if (opt->ntiers == 0) {
-		/* the embedded default: a RAM tier of a quarter of memory */
-		long pages = sysconf(_SC_PHYS_PAGES);
-		long psize = sysconf(_SC_PAGESIZE);
-		struct tier_conf tc = { .name = "ram", .kind = TIER_RAM };
-
-		if (pages <= 0 || psize <= 0)
-			return fail(err, errlen,
-				    "cannot size the default RAM tier: physical memory unknown");
-		tc.size = (uint64_t)pages * (uint64_t)psize / 4;
-		opt->tiers[opt->ntiers++] = tc;
+		r = default_tiers(opt, err, errlen);
+		if (r < 0)
+			return r;
 	}
 	for (unsigned i = 0; i < opt->ntiers; i++) {
 		char a[32], b[32];

@@ -20,6 +20,8 @@
 #define OPT_ERR_MAX 256	      /* room for one error line */
 
 #define DEFAULT_EXTENT_SIZE (UINT64_C(1) << 20)
+/* The embedded default's file tier lives in a per-user directory here. */
+#define DEFAULT_FILE_TIER_PARENT "/var/tmp"
 
 /* One --tier NAME=KIND[:PATH]:SIZE or one [tier.NAME] section. */
 struct tier_conf {
@@ -83,7 +85,9 @@ int options_load_config(struct tierfs_options *opt, char *err,
 
 /**
  * options_finish() - fill defaults (extent size, the default tier stack)
- * and check what is left to check without touching the disk.
+ * and check what is left to check.  Only the default stack touches the
+ * disk: it creates DEFAULT_FILE_TIER_PARENT/tierfs-$UID (0700) and sizes
+ * the file tier from the free space there.
  * Return: 0 or -EINVAL with a message in @err.
  */
 int options_finish(struct tierfs_options *opt, char *err, size_t errlen);

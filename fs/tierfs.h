@@ -123,6 +123,9 @@ struct tierfs {
 	unsigned extent_shift;
 	struct tfs_inode *root;
 
+	/* last time each tier's failure was logged (relaxed atomic) */
+	int64_t tier_warned[TIER_MAX_CONF];
+
 	pthread_rwlock_t ns_lock; /* see the lock order above */
 
 	pthread_mutex_t itab_lock; /* list of inodes and lifetime counts */
