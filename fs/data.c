@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tierfs.h"
+#include "heat.h"
 #include "tier.h"
 #include "macro.h"
 #include "log.h"
@@ -53,11 +54,15 @@ static struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 			e.tier = (uint8_t)t;
 			break;
 		}
+		__atomic_add_fetch(&fs->tiers[t]->stats.spills, 1,
+				   __ATOMIC_RELAXED);
 	}
 	if (r < 0) {
 		*ret_err = r;
 		return NULL;
 	}
+	e.wgen = ++inode->i_wgen;
+	e.stamp = tierfs_tick(fs);
 	r = extent_map_insert(&inode->i_map, idx, &e);
 	if (r < 0) {
 		tier_slot_free(fs->tiers[e.tier], e.slot);
@@ -102,6 +107,7 @@ static void extent_drop(struct tierfs *fs, struct tfs_inode *inode,
 ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		  size_t len, uint64_t off)
 {
+	uint32_t now = tierfs_tick(fs);
 	size_t done = 0;
 	ssize_t r = 0;
 
@@ -116,11 +122,12 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		uint64_t idx = pos >> fs->extent_shift;
 		uint64_t eoff = pos & ext_mask(fs);
 		size_t n = (size_t)MIN(len - done, fs->extent_size - eoff);
-		const struct extent *e = extent_map_lookup(&inode->i_map, idx);
+		struct extent *e = extent_map_lookup(&inode->i_map, idx);
 
 		if (!e) {
 			memset(buf + done, 0, n);
 		} else {
+			heat_touch(e, now, fs->half_life_ticks);
 			r = tier_read(fs->tiers[e->tier], e->slot, eoff,
 				      buf + done, n);
 			if (r < 0) {
@@ -138,6 +145,7 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		   const char *buf, size_t len, uint64_t off)
 {
+	uint32_t now = tierfs_tick(fs);
 	size_t done = 0;
 	int r = 0;
 
@@ -155,6 +163,7 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		ssize_t w;
 
 		if (e) {
+			e->wgen = ++inode->i_wgen;
 			w = tier_write(fs->tiers[e->tier], e->slot, eoff,
 				       buf + done, n);
 			if (w < 0) {
@@ -193,6 +202,7 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 				break;
 			}
 		}
+		heat_touch(e, now, fs->half_life_ticks);
 		done += n;
 	}
 	if (done > 0) {
@@ -230,6 +240,7 @@ static int zero_in_extent(struct tierfs *fs, struct tfs_inode *inode,
 
 	if (!e || len == 0)
 		return 0;
+	e->wgen = ++inode->i_wgen;
 	return tier_zero(fs->tiers[e->tier], e->slot, off, (size_t)len);
 }
 
@@ -470,4 +481,69 @@ uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode)
 				     __ATOMIC_RELAXED);
 
 	return n * (fs->extent_size / 512);
+}
+
+int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
+			uint64_t idx, unsigned src, uint32_t src_slot,
+			unsigned dst)
+{
+	struct tier *st = fs->tiers[src], *dt = fs->tiers[dst];
+	struct extent *e;
+	uint32_t gen, dslot;
+	char *buf;
+	ssize_t r;
+
+	buf = malloc(fs->extent_size);
+	if (!buf)
+		return -ENOMEM;
+
+	/* 1. copy out under the shared lock: readers go on, writers wait */
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	e = extent_map_lookup(&inode->i_map, idx);
+	if (!e || e->tier != src || e->slot != src_slot) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		r = -EAGAIN;
+		goto out_free;
+	}
+	gen = e->wgen;
+	/* verifies the source's checksums: corruption is never copied */
+	r = tier_read(st, src_slot, 0, buf, fs->extent_size);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r < 0) {
+		tier_warn(fs, src, "migration read", (int)r);
+		goto out_free;
+	}
+
+	/* 2. write the copy with no lock held */
+	r = tier_slot_alloc(dt, &dslot);
+	if (r < 0)
+		goto out_free;
+	r = tier_write(dt, dslot, 0, buf, fs->extent_size);
+	if (r < 0) {
+		tier_warn(fs, dst, "migration write", (int)r);
+		goto out_free_dst;
+	}
+
+	/* 3. switch atomically, unless a writer changed the extent since */
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	e = extent_map_lookup(&inode->i_map, idx);
+	if (e && e->tier == src && e->slot == src_slot && e->wgen == gen) {
+		e->tier = (uint8_t)dst;
+		e->slot = dslot;
+		r = 0;
+	} else {
+		r = -EAGAIN;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r < 0)
+		goto out_free_dst;
+	tier_slot_free(st, src_slot);
+	free(buf);
+	return 0;
+
+out_free_dst:
+	tier_slot_free(dt, dslot);
+out_free:
+	free(buf);
+	return (int)r;
 }

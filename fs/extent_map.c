@@ -106,10 +106,18 @@ struct extent *extent_map_lookup(const struct extent_map *map, uint64_t idx)
 static int grow(struct extent_map *map, uint64_t idx)
 {
 	if (map->height == 0) {
-		map->root = leaf_new();
+		/* start at the height @idx needs: growing from a leaf would
+		 * leave an empty chain under child 0 that nothing frees */
+		unsigned h = 1;
+
+		while (idx >= range_of(h))
+			h++;
+		map->root = h == 1 ? (void *)leaf_new()
+				   : calloc(1, sizeof(struct emap_node));
 		if (!map->root)
 			return -ENOMEM;
-		map->height = 1;
+		map->height = h;
+		return 0;
 	}
 	while (idx >= range_of(map->height)) {
 		struct emap_node *n = calloc(1, sizeof(*n));

@@ -29,8 +29,15 @@
  * @slot:  slot number on the tier
  * @tier:  index of the tier in the mount's stack, or EXTENT_TIER_NONE
  * @flags: EXTENT_F_* bits
- * @heat:  access heat, for the migrator (decays over time)
- * @stamp: last access, in migrator ticks
+ * @heat:  access heat, for the migrator (decays over time; see heat.h)
+ * @stamp: tick of the last counted access
+ * @wgen:  the owning inode's write generation at the last change of this
+ *         extent's data; the migrator copies an extent without blocking
+ *         writers and installs the copy only if @wgen did not move
+ *
+ * @heat and @stamp are updated by readers holding the inode's data lock
+ * shared, with relaxed atomics (a lost update only blurs a statistic);
+ * every other field changes only under the data lock held exclusive.
  */
 struct extent {
 	uint32_t slot;
@@ -38,7 +45,7 @@ struct extent {
 	uint8_t flags;
 	uint16_t heat;
 	uint32_t stamp;
-	uint32_t reserved;
+	uint32_t wgen;
 };
 
 struct extent_map {

@@ -4,12 +4,16 @@
  * the teardown at unmount.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "tierfs.h"
+#include "heat.h"
+#include "migrate.h"
 #include "tier.h"
 #include "log.h"
 #include "banned.h"
@@ -61,6 +65,8 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 	fs->extent_shift = (unsigned)__builtin_ctzll(opt->extent_size);
 	fs->inodes.i_next = fs->inodes.i_prev = &fs->inodes;
 	fs->next_ino = 1; /* FUSE_ROOT_ID */
+	clock_gettime(CLOCK_MONOTONIC, &fs->start);
+	fs->half_life_ticks = opt->half_life * HEAT_TICKS_PER_SEC;
 	pthread_rwlock_init(&fs->ns_lock, NULL);
 	pthread_mutex_init(&fs->itab_lock, NULL);
 
@@ -99,10 +105,21 @@ err_free:
 	return r;
 }
 
+uint32_t tierfs_tick(const struct tierfs *fs)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint32_t)((now.tv_sec - fs->start.tv_sec) * HEAT_TICKS_PER_SEC +
+			  (now.tv_nsec - fs->start.tv_nsec) /
+				  (1000000000 / HEAT_TICKS_PER_SEC));
+}
+
 struct tierfs *tierfs_free(struct tierfs *fs)
 {
 	if (!fs)
 		return NULL;
+	migrator_stop(fs); /* normally done already by the destroy op */
 	/* unmount: free everything left, then the tiers (which removes
 	 * their backing data) */
 	while (fs->inodes.i_next != &fs->inodes) {
@@ -143,4 +160,91 @@ void tierfs_statfs(struct tierfs *fs, struct statvfs *st)
 	pthread_mutex_unlock(&fs->itab_lock);
 	st->f_favail = st->f_ffree;
 	st->f_namemax = 255;
+}
+
+/* Append to a growing string; returns 0 or -ENOMEM. */
+static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -EINVAL;
+		if ((size_t)n < *cap - *len)
+			break;
+		char *nb = realloc(*buf, *cap * 2 + (size_t)n);
+
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = *cap * 2 + (size_t)n;
+	}
+	*len += (size_t)n;
+	return 0;
+}
+
+#define LD(x) ((unsigned long long)(x))
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
+{
+	size_t len = 0, cap = 1024;
+	char *buf = malloc(cap);
+	struct migrate_stats ms;
+	int r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < fs->ntiers && r == 0; i++) {
+		struct tier *t = fs->tiers[i];
+		uint64_t used = tier_used_slots(t);
+
+		r = appendf(&buf, &len, &cap,
+			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
+			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "
+			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
+			    "spills=%llu csum_errors=%llu io_errors=%llu\n",
+			    t->name, tier_kind_name(t->kind),
+			    t->path ? t->path : "-",
+			    LD((uint64_t)t->nslots * fs->extent_size),
+			    LD(used * fs->extent_size),
+			    LD((uint64_t)tier_free_slots(t) * fs->extent_size),
+			    LD(used), LD(LOAD(t->stats.read_bytes)),
+			    LD(LOAD(t->stats.read_ops)),
+			    LD(LOAD(t->stats.write_bytes)),
+			    LD(LOAD(t->stats.write_ops)),
+			    LD(LOAD(t->stats.promotions)),
+			    LD(LOAD(t->stats.promote_bytes)),
+			    LD(LOAD(t->stats.demotions)),
+			    LD(LOAD(t->stats.demote_bytes)),
+			    LD(LOAD(t->stats.spills)),
+			    LD(LOAD(t->stats.csum_errors)),
+			    LD(LOAD(t->stats.io_errors)));
+	}
+	migrator_get_stats(fs, &ms);
+	if (r == 0)
+		r = appendf(&buf, &len, &cap,
+			    "migrator enabled=%d passes=%llu moved=%llu retries=%llu failures=%llu "
+			    "high_watermark=%d low_watermark=%d bandwidth=%llu\n",
+			    fs->mig != NULL, LD(ms.passes), LD(ms.moved),
+			    LD(ms.retries), LD(ms.failures), fs->opt.high_wm,
+			    fs->opt.low_wm, LD(fs->opt.migrate_bw));
+	if (r == 0)
+		r = appendf(&buf, &len, &cap, "mount extent_size=%u inodes=%llu\n",
+			    fs->extent_size, LD(__atomic_load_n(&fs->ninodes,
+							       __ATOMIC_RELAXED)));
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret_text = buf;
+	return (ssize_t)len;
 }

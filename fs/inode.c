@@ -114,6 +114,25 @@ void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n)
 		inode_free(fs, inode);
 }
 
+void inode_pin(struct tierfs *fs, struct tfs_inode *inode)
+{
+	pthread_mutex_lock(&fs->itab_lock);
+	inode->i_nref++;
+	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+void inode_unpin(struct tierfs *fs, struct tfs_inode *inode)
+{
+	bool dead;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	inode->i_nref--;
+	dead = maybe_unhook(fs, inode);
+	pthread_mutex_unlock(&fs->itab_lock);
+	if (dead)
+		inode_free(fs, inode);
+}
+
 void inode_link_inc(struct tierfs *fs, struct tfs_inode *inode)
 {
 	pthread_mutex_lock(&fs->itab_lock);

@@ -86,7 +86,7 @@ static int check_mountpoint(const char *path)
 
 int main(int argc, char **argv)
 {
-	struct tierfs_options opt = { 0 };
+	struct tierfs_options opt;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
 	struct tierfs *fs = NULL;
@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 	int r;
 
 	log_setup("tierfs", false, false);
+	options_init(&opt);
 	r = options_parse_args(argc, argv, &opt, err, sizeof(err));
 	if (r == 0 && opt.show_help) {
 		usage(stdout);

@@ -20,6 +20,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "migrate.h"
 #include "ops.h"
 #include "reply.h"
 #include "tierfs.h"
@@ -88,6 +89,25 @@ static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_ASYNC_DIO)
 		conn->want |= FUSE_CAP_ASYNC_DIO;
+
+	/*
+	 * The migrator starts here, not in main(): this runs after
+	 * fuse_daemonize() forked, and threads do not survive a fork.
+	 */
+	struct tierfs *fs = userdata;
+	int r;
+
+	if (!fs->opt.no_migrate && fs->ntiers > 1) {
+		r = migrator_start(fs);
+		if (r < 0)
+			log_err("cannot start the migrator: %s; data stays where it lands",
+				strerror(-r));
+	}
+}
+
+static void tfs_destroy(void *userdata)
+{
+	migrator_stop(userdata);
 }
 
 static void tfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -866,6 +886,7 @@ static void tfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 const struct fuse_lowlevel_ops tierfs_ops = {
 	.init = tfs_init,
+	.destroy = tfs_destroy,
 	.lookup = tfs_lookup,
 	.forget = tfs_forget,
 	.forget_multi = tfs_forget_multi,

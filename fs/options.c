@@ -167,6 +167,92 @@ out_free:
 	return r;
 }
 
+static int parse_uint(const char *what, const char *s, uint64_t max,
+		      uint64_t *ret, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || v > max || s[0] == '-')
+		return fail(err, errlen, "bad %s '%s': expected a whole number up to %llu",
+			    what, s, (unsigned long long)max);
+	*ret = v;
+	return 0;
+}
+
+/*
+ * Set global setting @key (underscore spelling) from @value.  Shared by
+ * --long-options, -o key=value and the config file's [global] section.
+ * Return: 0, -ENOENT for a key that is not ours (the caller decides),
+ * or -EINVAL with a message.
+ */
+static int set_global(struct tierfs_options *opt, const char *key,
+		      const char *value, char *err, size_t errlen)
+{
+	uint64_t v;
+	int r;
+
+	if (!strcmp(key, "no_migrate") || !strcmp(key, "nomigrate")) {
+		if (value)
+			return fail(err, errlen, "'%s' takes no value", key);
+		opt->no_migrate = true;
+		return 0;
+	}
+	if (strcmp(key, "extent_size") && strcmp(key, "high_watermark") &&
+	    strcmp(key, "low_watermark") && strcmp(key, "migrate_bw") &&
+	    strcmp(key, "heat_half_life") && strcmp(key, "promote_passes"))
+		return -ENOENT;
+	if (!value)
+		return fail(err, errlen, "'%s' needs a value", key);
+
+	if (!strcmp(key, "extent_size")) {
+		r = parse_size_opt("extent size", value, &v, err, errlen);
+		if (!r)
+			r = check_extent_size(v, value, err, errlen);
+		if (!r)
+			opt->extent_size = v;
+	} else if (!strcmp(key, "high_watermark")) {
+		r = parse_uint("high watermark", value, 100, &v, err, errlen);
+		if (!r && v == 0)
+			r = fail(err, errlen, "high watermark must be 1..100");
+		if (!r)
+			opt->high_wm = (int)v;
+	} else if (!strcmp(key, "low_watermark")) {
+		r = parse_uint("low watermark", value, 99, &v, err, errlen);
+		if (!r) {
+			opt->low_wm = (int)v;
+			opt->low_wm_set = true;
+		}
+	} else if (!strcmp(key, "migrate_bw")) {
+		r = parse_size_opt("migration bandwidth", value, &v, err,
+				   errlen);
+		if (!r) {
+			opt->migrate_bw = v;
+			opt->migrate_bw_set = true;
+		}
+	} else if (!strcmp(key, "heat_half_life")) {
+		r = parse_uint("heat half-life", value, 86400, &v, err, errlen);
+		if (!r && v == 0)
+			r = fail(err, errlen, "heat half-life must be at least 1 second");
+		if (!r)
+			opt->half_life = (uint32_t)v;
+	} else {
+		r = parse_uint("promote passes", value, 1000, &v, err, errlen);
+		if (!r && v == 0)
+			r = fail(err, errlen, "promote passes must be at least 1");
+		if (!r)
+			opt->promote_passes = (uint32_t)v;
+	}
+	return r;
+}
+
+void options_init(struct tierfs_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+}
+
 /* Append "@o" to the comma-joined fuse option string. */
 static int add_fuse_opt(struct tierfs_options *opt, const char *o, size_t n)
 {
@@ -194,18 +280,21 @@ static int parse_o(struct tierfs_options *opt, const char *list, char *err,
 		size_t n = (size_t)(end - p);
 		int r = 0;
 
-		if (n > 12 && !strncmp(p, "extent_size=", 12)) {
-			char *v = strndup(p + 12, n - 12);
+		char *item = strndup(p, n);
+		char *eq;
 
-			if (!v)
-				return -ENOMEM;
-			r = parse_size_opt("extent size", v, &opt->extent_size,
-					   err, errlen);
-			if (!r)
-				r = check_extent_size(opt->extent_size, v, err,
-						      errlen);
-			free(v);
-		} else if (n > 5 && !strncmp(p, "tier=", 5)) {
+		if (!item)
+			return -ENOMEM;
+		eq = strchr(item, '=');
+		if (eq)
+			*eq = '\0';
+		r = strcmp(item, "tier") ? set_global(opt, item, eq ? eq + 1 : NULL,
+						      err, errlen)
+					 : -ENOENT;
+		free(item);
+		if (r != -ENOENT) {
+			/* ours, set or refused */
+		} else if (n > 5 && !strncmp(p, "tier=", 5)) {		} else if (n > 5 && !strncmp(p, "tier=", 5)) {
 			char *v = strndup(p + 5, n - 5);
 			struct tier_conf tc;
 
@@ -217,6 +306,8 @@ static int parse_o(struct tierfs_options *opt, const char *list, char *err,
 			free(v);
 		} else if (n > 0) {
 			r = add_fuse_opt(opt, p, n);
+		} else {
+			r = 0;
 		}
 		if (r < 0)
 			return r;
@@ -248,6 +339,21 @@ static bool is_long(const char *a, const char *name)
 	return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
 }
 
+/* The long option naming a global setting that @a spells, or NULL. */
+static const char *global_long(const char *a)
+{
+	static const char *const names[] = {
+		"--extent-size", "--high-watermark", "--low-watermark",
+		"--migrate-bw", "--heat-half-life", "--promote-passes",
+		"--no-migrate",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (is_long(a, names[i]))
+			return names[i];
+	return NULL;
+}
+
 int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
 		       char *err, size_t errlen)
 {
@@ -270,19 +376,25 @@ int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
 				r = options_add_tier(opt, &tc, err, errlen);
 			if (r < 0)
 				return r;
-		} else if (is_long(a, "--extent-size")) {
-			v = long_value(argc, argv, &i, "--extent-size");
-			if (!v)
-				return fail(err, errlen,
-					    "--extent-size needs a value");
-			r = parse_size_opt("extent size", v, &opt->extent_size,
-					   err, errlen);
-			if (!r)
-				r = check_extent_size(opt->extent_size, v, err,
-						      errlen);
+		} else if (!strncmp(a, "--", 2) && global_long(a)) {
+			char key[32];
+			const char *name = global_long(a);
+
+			snprintf(key, sizeof(key), "%s", name + 2);
+			for (char *k = key; *k; k++)
+				if (*k == '-')
+					*k = '_';
+			if (!strcmp(key, "no_migrate")) {
+				v = NULL;
+			} else {
+				v = long_value(argc, argv, &i, name);
+				if (!v)
+					return fail(err, errlen,
+						    "%s needs a value", name);
+			}
+			r = set_global(opt, key, v, err, errlen);
 			if (r < 0)
-				return r;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+				return r;		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			opt->show_help = true;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			opt->show_version = true;
@@ -432,18 +544,15 @@ static int ini_cb(void *user, const char *section, const char *name,
 				 name, section);
 		}
 	} else {
-		if (!strcmp(name, "extent_size")) {
-			r = parse_size_opt("extent size", value,
-					   &s->file.extent_size, s->err,
-					   s->errlen);
-			if (!r)
-				r = check_extent_size(s->file.extent_size,
-						      value, s->err, s->errlen);
-		} else if (!strcmp(name, "options")) {
+		if (!strcmp(name, "options")) {
 			r = parse_o(&s->file, value, s->err, s->errlen);
 		} else {
-			r = fail(s->err, s->errlen,
-				 "unknown key '%s' in [global]", name);
+			r = set_global(&s->file, name,
+				       !strcmp(name, "no_migrate") ? NULL : value,
+				       s->err, s->errlen);
+			if (r == -ENOENT)
+				r = fail(s->err, s->errlen,
+					 "unknown key '%s' in [global]", name);
 		}
 	}
 out:
@@ -462,6 +571,7 @@ int options_load_config(struct tierfs_options *opt, char *err,
 	FILE *f;
 	int r;
 
+	options_init(&s.file);
 	f = fopen(opt->config_file, "re");
 	if (!f) {
 		r = -errno;
@@ -503,6 +613,21 @@ int options_load_config(struct tierfs_options *opt, char *err,
 	}
 	if (!opt->extent_size)
 		opt->extent_size = s.file.extent_size;
+	if (!opt->high_wm)
+		opt->high_wm = s.file.high_wm;
+	if (!opt->low_wm_set) {
+		opt->low_wm = s.file.low_wm;
+		opt->low_wm_set = s.file.low_wm_set;
+	}
+	if (!opt->migrate_bw_set) {
+		opt->migrate_bw = s.file.migrate_bw;
+		opt->migrate_bw_set = s.file.migrate_bw_set;
+	}
+	if (!opt->half_life)
+		opt->half_life = s.file.half_life;
+	if (!opt->promote_passes)
+		opt->promote_passes = s.file.promote_passes;
+	opt->no_migrate |= s.file.no_migrate;
 	if (s.file.fuse_opts) {
 		r = add_fuse_opt(opt, s.file.fuse_opts,
 				 strlen(s.file.fuse_opts));
@@ -581,6 +706,20 @@ int options_finish(struct tierfs_options *opt, char *err, size_t errlen)
 
 	if (!opt->extent_size)
 		opt->extent_size = DEFAULT_EXTENT_SIZE;
+	if (!opt->high_wm)
+		opt->high_wm = DEFAULT_HIGH_WATERMARK;
+	if (!opt->low_wm_set)
+		opt->low_wm = MIN(DEFAULT_LOW_WATERMARK, opt->high_wm - 1);
+	if (opt->low_wm >= opt->high_wm)
+		return fail(err, errlen,
+			    "low watermark (%d%%) must be below the high watermark (%d%%)",
+			    opt->low_wm, opt->high_wm);
+	if (!opt->migrate_bw_set)
+		opt->migrate_bw = DEFAULT_MIGRATE_BW;
+	if (!opt->half_life)
+		opt->half_life = DEFAULT_HEAT_HALF_LIFE;
+	if (!opt->promote_passes)
+		opt->promote_passes = DEFAULT_PROMOTE_PASSES;
 	if (opt->ntiers == 0) {
 		r = default_tiers(opt, err, errlen);
 		if (r < 0)
@@ -606,5 +745,5 @@ void options_release(struct tierfs_options *opt)
 	free(opt->config_file);
 	free(opt->mountpoint);
 	free(opt->fuse_opts);
-	memset(opt, 0, sizeof(*opt));
+	options_init(opt);
 }

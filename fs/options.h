@@ -31,10 +31,26 @@ struct tier_conf {
 	uint64_t size;
 };
 
+/* Migration defaults; see README "Migration". */
+#define DEFAULT_HIGH_WATERMARK 90  /* percent of a tier's slots */
+#define DEFAULT_LOW_WATERMARK 80
+#define DEFAULT_MIGRATE_BW (UINT64_C(512) << 20) /* bytes per second */
+#define DEFAULT_HEAT_HALF_LIFE 30  /* seconds */
+#define DEFAULT_PROMOTE_PASSES 3   /* passes that make an extent hot */
+
 struct tierfs_options {
 	struct tier_conf tiers[TIER_MAX_CONF];
 	unsigned ntiers;
 	uint64_t extent_size; /* 0 until set; then a power of two >= 4K */
+	/* migration; zero (or the _set flag false) means "not given" */
+	int high_wm;	      /* percent, 1..100 */
+	int low_wm;	      /* percent, 0..99 */
+	bool low_wm_set;
+	uint64_t migrate_bw;  /* bytes/s; 0 = unlimited once set */
+	bool migrate_bw_set;
+	uint32_t half_life;   /* seconds */
+	uint32_t promote_passes;
+	bool no_migrate;
 	char *config_file;    /* owned */
 	char *mountpoint;     /* owned */
 	char *fuse_opts;      /* owned; comma-joined -o options for libfuse */
@@ -64,8 +80,11 @@ int options_add_tier(struct tierfs_options *opt, struct tier_conf *tc,
 /**
  * options_parse_args() - parse argv into @opt
  *
- * Recognises --tier, --extent-size (also "-o extent_size=..."), -f, -d,
- * -s, -o, -h/--help, -V/--version, and one or two positional arguments
+ * Recognises --tier, the global settings as --name VALUE or --name=VALUE
+ * (--extent-size, --high-watermark, --low-watermark, --migrate-bw,
+ * --heat-half-life, --promote-passes, --no-migrate; each also as
+ * "-o name=value" with '_' for '-'), -f, -d, -s, -o, -h/--help,
+ * -V/--version, and one or two positional arguments
  * ([CONFIG_FILE] MOUNTPOINT).  Other options are an error.
  *
  * Return: 0 or -EINVAL with a message in @err.
@@ -93,5 +112,9 @@ int options_load_config(struct tierfs_options *opt, char *err,
 int options_finish(struct tierfs_options *opt, char *err, size_t errlen);
 
 void options_release(struct tierfs_options *opt);
+
+/* Set every field to "not given" (what options_finish() fills); the
+ * same as zero-initialising. */
+void options_init(struct tierfs_options *opt);
 
 #endif /* TIERFS_OPTIONS_H */

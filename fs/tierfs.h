@@ -100,6 +100,7 @@ struct tfs_inode {
 
 	pthread_rwlock_t i_dlock; /* protects i_map and file data */
 	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
+	uint32_t i_wgen;	  /* i_dlock exclusive; see struct extent */
 
 	/* Lifetime, all fs->itab_lock (i_nlink read racily by getattr). */
 	uint32_t i_nlink;
@@ -122,6 +123,9 @@ struct tierfs {
 	uint32_t extent_size;
 	unsigned extent_shift;
 	struct tfs_inode *root;
+	struct timespec start;	   /* CLOCK_MONOTONIC at mount; for ticks */
+	uint32_t half_life_ticks;  /* heat half-life */
+	struct migrator *mig;	   /* NULL when migration is off */
 
 	/* last time each tier's failure was logged (relaxed atomic) */
 	int64_t tier_warned[TIER_MAX_CONF];
@@ -134,10 +138,22 @@ struct tierfs {
 	uint64_t next_ino;	   /* itab_lock */
 };
 
+/* Heat ticks (tenths of a second) since the mount; see heat.h. */
+uint32_t tierfs_tick(const struct tierfs *fs);
+
 /* fs.c */
 int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs);
 struct tierfs *tierfs_free(struct tierfs *fs);
 void tierfs_statfs(struct tierfs *fs, struct statvfs *st);
+/**
+ * tierfs_stats_text() - the counters as text, one record a line:
+ *   "tier NAME kind=.. path=.. size=.. used=.. free=.. extents=.. ..."
+ *   "migrator enabled=.. passes=.. moved=.. ..."
+ *   "mount extent_size=.. inodes=.."
+ * (README "Counters" documents every field.)  On success *ret_text is
+ * the caller's to free().  Return: its length, or -ENOMEM.
+ */
+ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text);
 
 /* inode.c */
 struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
@@ -147,6 +163,9 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode);
 void inode_lookup_ref(struct tierfs *fs, struct tfs_inode *inode);
 void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n);
 void inode_link_inc(struct tierfs *fs, struct tfs_inode *inode);
+/* Internal pins: keep @inode alive while the migrator works on it. */
+void inode_pin(struct tierfs *fs, struct tfs_inode *inode);
+void inode_unpin(struct tierfs *fs, struct tfs_inode *inode);
 /* Drop @n links; frees the inode when nothing references it any more.
  * Called with ns_lock held exclusive. */
 void inode_link_drop(struct tierfs *fs, struct tfs_inode *inode,
@@ -188,6 +207,19 @@ int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 /* Bytes held on each tier by @inode; caller holds i_dlock shared. */
 void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 		 uint64_t bytes[TIER_MAX_CONF]);
+/**
+ * data_migrate_extent() - move extent @idx of @inode from tier @src (at
+ * @src_slot) to tier @dst: copy under the shared data lock (checksums
+ * verified), write the copy unlocked, then switch under the exclusive
+ * lock only if no writer touched the extent meanwhile.  Foreground
+ * writers wait at most for one extent's read; readers never wait.
+ * The caller pins @inode.
+ * Return: 0; -EAGAIN when the extent changed or moved (try later);
+ * -ENOSPC when @dst is full; -EIO (checksum or device) or another -errno.
+ */
+int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
+			uint64_t idx, unsigned src, uint32_t src_slot,
+			unsigned dst);
 /* Give every extent's slot back; for inode_free(). */
 void data_release(struct tierfs *fs, struct tfs_inode *inode);
 uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode);

@@ -21,11 +21,12 @@
 
 #define XATTR_PREFIX_TIERFS "user.tierfs."
 #define XATTR_LAYOUT "user.tierfs.layout"
+#define XATTR_STATS "user.tierfs.stats"
 
 /* Attributes that exist only as computed values. */
 static bool is_virtual(const char *name)
 {
-	return !strcmp(name, XATTR_LAYOUT);
+	return !strcmp(name, XATTR_LAYOUT) || !strcmp(name, XATTR_STATS);
 }
 
 static struct xattr *find(struct tfs_inode *inode, const char *name)
@@ -122,12 +123,34 @@ static ssize_t layout_string(struct tierfs *fs, struct tfs_inode *inode,
 	return (ssize_t)n;
 }
 
+/* Copy a computed value out under the getxattr size rules. */
+static ssize_t give(const char *val, size_t len, void *buf, size_t size)
+{
+	if (size && len > size)
+		return -ERANGE;
+	if (size)
+		memcpy(buf, val, len);
+	return (ssize_t)len;
+}
+
 ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 		  const char *name, void *buf, size_t size)
 {
 	struct xattr *x;
 	ssize_t r;
 
+	if (!strcmp(name, XATTR_STATS)) {
+		char *text;
+
+		if (inode != fs->root)
+			return -ENODATA;
+		r = tierfs_stats_text(fs, &text);
+		if (r < 0)
+			return r;
+		r = give(text, (size_t)r, buf, size);
+		free(text);
+		return r;
+	}
 	if (!strcmp(name, XATTR_LAYOUT)) {
 		char tmp[TIER_MAX_CONF * (TIER_NAME_MAX + 24)];
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "config.h"
 #include "tier.h"
 #include "macro.h"
@@ -34,18 +36,17 @@ const char *tier_kind_name(enum tier_kind kind)
 	return kind_names[kind];
 }
 
-/* NEEDSWORK: weak only while the pmem and file back ends land; a kind
- * whose back end is missing reports -EOPNOTSUPP */
-extern const struct tier_ops tier_pmem_ops __attribute__((weak));
-extern const struct tier_ops tier_file_ops __attribute__((weak));
-
 static const struct tier_ops *kind_ops(enum tier_kind kind)
 {
 	switch (kind) {
 	case TIER_RAM:
 		return &tier_ram_ops;
 	case TIER_PMEM:
+#if HAVE_PMEM
 		return &tier_pmem_ops;
+#else
+		return NULL; /* built with -Dpmem=disabled */
+#endif
 	case TIER_FILE:
 		return &tier_file_ops;
 	default:
@@ -67,6 +68,33 @@ static bool name_is_valid(const char *name)
 			return false;
 	}
 	return true;
+}
+
+static uint32_t block_hash(const void *buf, size_t len)
+{
+	return (uint32_t)XXH3_64bits(buf, len);
+}
+
+/* Allocate the checksum table; every block starts as all zeros. */
+static int csum_setup(struct tier *t)
+{
+	size_t n;
+	void *zero;
+
+	t->csum_shift = MIN(TIER_CSUM_BLOCK_SHIFT, t->extent_shift);
+	t->csum_per_slot = t->extent_size >> t->csum_shift;
+	n = (size_t)t->nslots * t->csum_per_slot;
+	t->csum = malloc(n * sizeof(*t->csum));
+	zero = calloc(1, (size_t)1 << t->csum_shift);
+	if (!t->csum || !zero) {
+		free(zero);
+		return -ENOMEM;
+	}
+	t->csum_zero = block_hash(zero, (size_t)1 << t->csum_shift);
+	free(zero);
+	for (size_t i = 0; i < n; i++)
+		t->csum[i] = t->csum_zero;
+	return 0;
 }
 
 int tier_create(const char *name, enum tier_kind kind, const char *path,
@@ -112,6 +140,11 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 			goto err_free;
 		}
 	}
+	if (kind != TIER_RAM) {
+		r = csum_setup(t);
+		if (r < 0)
+			goto err_free;
+	}
 	r = ops->open(t);
 	if (r < 0)
 		goto err_free;
@@ -132,6 +165,7 @@ struct tier *tier_free(struct tier *t)
 	if (t->ops)
 		t->ops->close(t);
 	pthread_mutex_destroy(&t->alloc_lock);
+	free(t->csum);
 	free(t->free_stack);
 	free(t->path);
 	free(t);
@@ -185,6 +219,10 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 	r = t->ops->discard(t, slot);
 	if (r < 0)
 		r = tier_zero(t, slot, 0, t->extent_size);
+	else if (t->csum)
+		for (unsigned b = 0; b < t->csum_per_slot; b++)
+			t->csum[(size_t)slot * t->csum_per_slot + b] =
+				t->csum_zero;
 	pthread_mutex_lock(&t->alloc_lock);
 	assert(t->nused > 0);
 	__atomic_sub_fetch(&t->nused, 1, __ATOMIC_RELAXED);
@@ -217,6 +255,85 @@ static int fault_check(struct tier *t)
 	return 0;
 }
 
+static ssize_t raw_read(struct tier *t, uint32_t slot, uint64_t off,
+			void *buf, size_t len)
+{
+	ssize_t r = fault_check(t);
+
+	if (r == 0)
+		r = t->ops->read(t, slot, off, buf, len);
+	if (r < 0)
+		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+static ssize_t raw_write(struct tier *t, uint32_t slot, uint64_t off,
+			 const void *buf, size_t len)
+{
+	ssize_t r = fault_check(t);
+
+	if (r == 0)
+		r = t->ops->write(t, slot, off, buf, len);
+	if (r < 0)
+		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+static inline uint32_t *csum_of(struct tier *t, uint32_t slot, uint64_t off)
+{
+	return &t->csum[(size_t)slot * t->csum_per_slot +
+			(off >> t->csum_shift)];
+}
+
+/*
+ * Per-thread bounce buffer for reads that do not cover whole checksum
+ * blocks; owned by its thread, grown on demand, freed at thread exit.
+ */
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+
+struct bounce {
+	size_t size;
+	char data[];
+};
+
+static void bounce_key_init(void)
+{
+	(void)pthread_key_create(&bounce_key, free);
+}
+
+static char *bounce_get(size_t size)
+{
+	struct bounce *b;
+
+	pthread_once(&bounce_once, bounce_key_init);
+	b = pthread_getspecific(bounce_key);
+	if (b && b->size >= size)
+		return b->data;
+	free(b);
+	b = malloc(sizeof(*b) + size);
+	if (b)
+		b->size = size;
+	(void)pthread_setspecific(bounce_key, b);
+	return b ? b->data : NULL;
+}
+
+/* Check blocks [off, off+len) of @slot held in @buf (block aligned). */
+static int csum_check(struct tier *t, uint32_t slot, uint64_t off,
+		      const char *buf, size_t len)
+{
+	size_t bs = (size_t)1 << t->csum_shift;
+
+	for (size_t i = 0; i < len; i += bs) {
+		if (block_hash(buf + i, bs) != *csum_of(t, slot, off + i)) {
+			__atomic_add_fetch(&t->stats.csum_errors, 1,
+					   __ATOMIC_RELAXED);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		  size_t len)
 {
@@ -224,36 +341,126 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 
 	assert(slot < t->nslots);
 	assert(off + len <= t->extent_size);
-	r = fault_check(t);
-	if (r == 0)
-		r = t->ops->read(t, slot, off, buf, len);
-	if (r < 0) {
-		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
-		return r;
+	if (t->csum) {
+		/* read whole blocks, verify them, hand out the range asked */
+		size_t bs = (size_t)1 << t->csum_shift;
+		uint64_t a = ALIGN_DOWN(off, (uint64_t)bs);
+		uint64_t z = ALIGN_UP(off + len, (uint64_t)bs);
+		bool aligned = a == off && z == off + len;
+		char *tmp = aligned ? buf : bounce_get((size_t)(z - a));
+
+		if (!tmp)
+			return -ENOMEM;
+		r = raw_read(t, slot, a, tmp, (size_t)(z - a));
+		if (r >= 0)
+			r = csum_check(t, slot, a, tmp, (size_t)(z - a));
+		if (r < 0)
+			return r;
+		if (!aligned)
+			memcpy(buf, tmp + (off - a), len);
+		r = (ssize_t)len;
+	} else {
+		r = raw_read(t, slot, off, buf, len);
+		if (r < 0)
+			return r;
 	}
 	__atomic_add_fetch(&t->stats.read_ops, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&t->stats.read_bytes, (uint64_t)r, __ATOMIC_RELAXED);
 	return r;
 }
 
+/*
+ * New checksums for a write of @len bytes at @off: whole blocks are
+ * hashed from @buf, a partly covered block is read back (and verified:
+ * never bless corrupt data with a fresh checksum), patched and hashed.
+ * Fills @ret_sums (one per touched block) without changing the table,
+ * so that a failed write leaves the old checksums in place.
+ */
+static int csum_compute(struct tier *t, uint32_t slot, uint64_t off,
+			const char *buf, size_t len, uint32_t *ret_sums)
+{
+	size_t bs = (size_t)1 << t->csum_shift;
+	uint64_t a = ALIGN_DOWN(off, (uint64_t)bs);
+	unsigned n = 0;
+
+	for (uint64_t b = a; b < off + len; b += bs, n++) {
+		uint64_t s = MAX(b, off), e = MIN(b + bs, off + len);
+		char *blk;
+		ssize_t r;
+
+		if (s == b && e == b + bs) {
+			ret_sums[n] = block_hash(buf + (b - off), bs);
+			continue;
+		}
+		blk = bounce_get(bs);
+		if (!blk)
+			return -ENOMEM;
+		r = raw_read(t, slot, b, blk, bs);
+		if (r >= 0)
+			r = csum_check(t, slot, b, blk, bs);
+		if (r < 0)
+			return (int)r;
+		memcpy(blk + (s - b), buf + (s - off), (size_t)(e - s));
+		ret_sums[n] = block_hash(blk, bs);
+	}
+	return 0;
+}
+
 ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 		   const void *buf, size_t len)
 {
+	uint32_t sums_small[32];
+	uint32_t *sums = sums_small;
+	unsigned nb = 0;
 	ssize_t r;
 
 	assert(slot < t->nslots);
 	assert(off + len <= t->extent_size);
-	r = fault_check(t);
-	if (r == 0)
-		r = t->ops->write(t, slot, off, buf, len);
-	if (r < 0) {
-		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
-		return r;
+	if (t->csum && len > 0) {
+		size_t bs = (size_t)1 << t->csum_shift;
+
+		nb = (unsigned)((ALIGN_UP(off + len, (uint64_t)bs) -
+				 ALIGN_DOWN(off, (uint64_t)bs)) >>
+				t->csum_shift);
+		if (nb > ARRAY_SIZE(sums_small)) {
+			sums = malloc(nb * sizeof(*sums));
+			if (!sums)
+				return -ENOMEM;
+		}
+		r = csum_compute(t, slot, off, buf, len, sums);
+		if (r < 0)
+			goto out;
 	}
+	r = raw_write(t, slot, off, buf, len);
+	if (r < 0)
+		goto out;
+	for (unsigned i = 0; i < nb; i++)
+		csum_of(t, slot, off)[i] = sums[i];
 	__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&t->stats.write_bytes, (uint64_t)r,
 			   __ATOMIC_RELAXED);
+out:
+	if (sums != sums_small)
+		free(sums);
 	return r;
+}
+
+int tier_verify_slot(struct tier *t, uint32_t slot)
+{
+	size_t len = t->extent_size;
+	char *buf;
+	ssize_t r;
+
+	if (!t->csum)
+		return 0;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	r = raw_read(t, slot, 0, buf, len);
+	if (r >= 0)
+		r = csum_check(t, slot, 0, buf, len);
+	free(buf);
+	return r < 0 ? (int)r : 0;
 }
 
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len)

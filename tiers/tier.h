@@ -89,8 +89,29 @@ struct tier_stats {
 	uint64_t read_ops;
 	uint64_t write_bytes;
 	uint64_t write_ops;
-	uint64_t io_errors;
+	uint64_t io_errors;	/* failed back end calls, leaked slots */
+	uint64_t csum_errors;	/* blocks whose checksum did not match */
+	/* maintained by fs/ (placement and the migrator): */
+	uint64_t promotions;	/* extents moved onto this tier from below */
+	uint64_t promote_bytes;
+	uint64_t demotions;	/* extents moved off this tier downwards */
+	uint64_t demote_bytes;
+	uint64_t spills;	/* new extents that found this tier full */
 };
+
+/*
+ * Checksums.  Extents on PMem and file tiers carry one XXH3 checksum
+ * (the low 32 bits of XXH3-64) per TIER_CSUM_BLOCK bytes, kept in memory
+ * by slot.  Why per block and not per extent: a small write then costs
+ * a read-modify-write of one 64 KiB block, not of a whole extent, while
+ * the table stays small (64 bytes per 1 MiB extent, 256 MiB for 4 TiB).
+ * tier_write() keeps them current, tier_read() verifies every block it
+ * touches and fails with -EIO (counted in csum_errors) on a mismatch, so
+ * wrong data is never returned.  RAM needs none: nothing below us can
+ * change it.
+ */
+#define TIER_CSUM_BLOCK_SHIFT 16
+#define TIER_CSUM_BLOCK (1u << TIER_CSUM_BLOCK_SHIFT)
 
 struct tier {
 	/* Immutable after tier_create(). */
@@ -117,6 +138,16 @@ struct tier {
 	uint32_t nused;		    /* alloc_lock; read racily by stats */
 
 	struct tier_stats stats; /* relaxed atomics, see above */
+
+	/*
+	 * Block checksums, csum_per_slot per slot; NULL when the kind needs
+	 * none.  An entry is read and written only by whoever holds the
+	 * slot's owner (the inode's data lock), like the slot's data.
+	 */
+	uint32_t *csum;
+	unsigned csum_shift;	 /* log2 of the block size */
+	unsigned csum_per_slot;	 /* blocks per slot */
+	uint32_t csum_zero;	 /* checksum of an all-zero block */
 
 	/*
 	 * Test hook (tests/unit/faulty_tier.c): when non-zero, the Nth
@@ -190,6 +221,18 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
  * truncates and hole punches inside an extent). */
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len);
 int tier_sync(struct tier *t);
+
+/**
+ * tier_verify_slot() - read @slot back and check every block's checksum
+ * Return: 0, -EIO for a mismatch (counted), or the back end's -errno.
+ * For scrubbing; the caller holds the slot's owner as for tier_read().
+ */
+int tier_verify_slot(struct tier *t, uint32_t slot);
+
+static inline bool tier_has_csum(const struct tier *t)
+{
+	return t->csum != NULL;
+}
 
 /* Back ends, one per kind (NULL where this build lacks one). */
 extern const struct tier_ops tier_ram_ops;

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * heat.h -- how hot an extent is.
+ *
+ * Heat counts *passes* over an extent, not requests: accesses closer
+ * together than HEAT_PASS_GAP ticks are one pass, so one sequential read
+ * (eight 128 KiB requests on a 1 MiB extent) adds one HEAT_UNIT, and a
+ * region re-read in passes -- the shape of integral and RWF files --
+ * gains one unit per pass.  Heat halves every half-life (a mount option)
+ * without anyone touching the extent: the decayed value is computed from
+ * the stored heat and the age of its stamp whenever it is needed.
+ *
+ * Ticks are tenths of a second since the mount (32 bits: 13 years).
+ * Pure functions; no locks.
+ */
+#ifndef TIERFS_HEAT_H
+#define TIERFS_HEAT_H
+
+#include <stdint.h>
+
+#include "extent_map.h"
+
+#define HEAT_TICKS_PER_SEC 10
+#define HEAT_PASS_GAP 3	   /* ticks: closer accesses are one pass */
+#define HEAT_UNIT 16	   /* heat of one pass */
+#define HEAT_MAX 0xffff
+
+/**
+ * heat_decay() - @heat after @age ticks with a half-life of @half ticks
+ * Exact halvings per whole half-life, linear in between.
+ */
+static inline uint32_t heat_decay(uint32_t heat, uint32_t age, uint32_t half)
+{
+	uint32_t n, rem;
+
+	if (half == 0)
+		return heat;
+	n = age / half;
+	if (n >= 16)
+		return 0;
+	heat >>= n;
+	rem = age % half;
+	/* between halvings: lose up to half of what is left, linearly */
+	return heat - (uint32_t)(((uint64_t)heat * rem) / (2 * (uint64_t)half));
+}
+
+/* The heat of @e at tick @now. */
+static inline uint32_t heat_of(const struct extent *e, uint32_t now,
+			       uint32_t half)
+{
+	uint32_t h = __atomic_load_n(&e->heat, __ATOMIC_RELAXED);
+	uint32_t s = __atomic_load_n(&e->stamp, __ATOMIC_RELAXED);
+
+	return heat_decay(h, now - s, half);
+}
+
+/*
+ * Count an access to @e at tick @now.  Callers hold the inode's data
+ * lock (shared is enough: see struct extent).
+ */
+static inline void heat_touch(struct extent *e, uint32_t now, uint32_t half)
+{
+	uint32_t s = __atomic_load_n(&e->stamp, __ATOMIC_RELAXED);
+	uint32_t h = __atomic_load_n(&e->heat, __ATOMIC_RELAXED);
+
+	if (h && now - s < HEAT_PASS_GAP)
+		return; /* the same pass */
+	h = heat_decay(h, now - s, half) + HEAT_UNIT;
+	if (h > HEAT_MAX)
+		h = HEAT_MAX;
+	__atomic_store_n(&e->heat, (uint16_t)h, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->stamp, now, __ATOMIC_RELAXED);
+}
+
+#endif /* TIERFS_HEAT_H */

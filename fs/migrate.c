@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * migrate.c -- the migrator thread.
+ *
+ * Every MIGRATE_INTERVAL_MS (or sooner when kicked) it:
+ *  1. pins every regular file with extents and reads each extent's
+ *     decayed heat under the file's shared data lock;
+ *  2. demotes, for each tier above its high watermark, its coldest
+ *     extents to the next slower tier with room, until the tier is at its
+ *     low watermark;
+ *  3. promotes hot extents (at least promote_passes passes of heat) from
+ *     slower tiers into the fastest tier that has room below its high
+ *     watermark -- or, when that tier is full, exchanges them with
+ *     extents there that are clearly colder (less than half the heat),
+ *     so that data does not ping-pong between two tiers;
+ *  4. unpins.
+ * Moves are rate-limited to opt.migrate_bw bytes per second.
+ *
+ * Locking: the migrator holds no lock of its own while it moves data;
+ * mig->lock guards only the stop flag, the kick flag and the stats.
+ * Inodes are kept alive by inode_pin() across the pass.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "migrate.h"
+#include "tierfs.h"
+#include "heat.h"
+#include "tier.h"
+#include "macro.h"
+#include "log.h"
+#include "banned.h"
+
+#define MIGRATE_INTERVAL_MS 500
+
+struct cand {
+	struct tfs_inode *inode;
+	uint64_t idx;
+	uint32_t slot;
+	uint32_t heat;
+	uint8_t tier;
+};
+
+struct cand_vec {
+	struct cand *v;
+	size_t n, cap;
+};
+
+struct migrator {
+	struct tierfs *fs; /* immutable */
+	pthread_t thread;  /* immutable after start */
+
+	pthread_mutex_t lock; /* protects the fields below */
+	pthread_cond_t cond;
+	bool stop;
+	bool kicked;
+	struct migrate_stats stats;
+
+	/* rate limiter; only the migrator thread touches these */
+	struct timespec window_start;
+	uint64_t window_bytes;
+};
+
+static int vec_push(struct cand_vec *cv, const struct cand *c)
+{
+	if (cv->n == cv->cap) {
+		size_t ncap = cv->cap ? cv->cap * 2 : 256;
+		struct cand *nv = realloc(cv->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		cv->v = nv;
+		cv->cap = ncap;
+	}
+	cv->v[cv->n++] = *c;
+	return 0;
+}
+
+static int by_heat_asc(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->heat < y->heat ? -1 : x->heat > y->heat;
+}
+
+static int by_heat_desc(const void *a, const void *b)
+{
+	return by_heat_asc(b, a);
+}
+
+static uint32_t wm_slots(const struct tier *t, int pct)
+{
+	return (uint32_t)(((uint64_t)t->nslots * (uint64_t)pct) / 100);
+}
+
+static bool stopping(struct migrator *m)
+{
+	bool s;
+
+	pthread_mutex_lock(&m->lock);
+	s = m->stop;
+	pthread_mutex_unlock(&m->lock);
+	return s;
+}
+
+/* Sleep as needed to keep the moved bytes under migrate_bw per second. */
+static void throttle(struct migrator *m, uint64_t bytes)
+{
+	uint64_t bw = m->fs->opt.migrate_bw;
+	struct timespec now;
+	double elapsed, due;
+
+	if (bw == 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	elapsed = (double)(now.tv_sec - m->window_start.tv_sec) +
+		  (double)(now.tv_nsec - m->window_start.tv_nsec) / 1e9;
+	if (elapsed > 1.0) {
+		m->window_start = now;
+		m->window_bytes = 0;
+		elapsed = 0;
+	}
+	m->window_bytes += bytes;
+	due = (double)m->window_bytes / (double)bw;
+	if (due > elapsed) {
+		double d = due - elapsed;
+		struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Move one candidate; updates counters.  Returns 0 or -errno. */
+static int move(struct migrator *m, const struct cand *c, unsigned dst)
+{
+	struct tierfs *fs = m->fs;
+	int r = data_migrate_extent(fs, c->inode, c->idx, c->tier, c->slot,
+				    dst);
+
+	pthread_mutex_lock(&m->lock);
+	if (r == 0)
+		m->stats.moved++;
+	else if (r == -EAGAIN)
+		m->stats.retries++;
+	else if (r != -ENOSPC)
+		m->stats.failures++;
+	pthread_mutex_unlock(&m->lock);
+	if (r < 0)
+		return r;
+	if (dst < c->tier) {
+		__atomic_add_fetch(&fs->tiers[dst]->stats.promotions, 1,
+				   __ATOMIC_RELAXED);
+		__atomic_add_fetch(&fs->tiers[dst]->stats.promote_bytes,
+				   fs->extent_size, __ATOMIC_RELAXED);
+	} else {
+		__atomic_add_fetch(&fs->tiers[c->tier]->stats.demotions, 1,
+				   __ATOMIC_RELAXED);
+		__atomic_add_fetch(&fs->tiers[c->tier]->stats.demote_bytes,
+				   fs->extent_size, __ATOMIC_RELAXED);
+	}
+	throttle(m, fs->extent_size);
+	return 0;
+}
+
+/* First tier slower than @t with a free slot, or -1. */
+static int slower_with_room(struct tierfs *fs, unsigned t)
+{
+	for (unsigned u = t + 1; u < fs->ntiers; u++)
+		if (tier_free_slots(fs->tiers[u]) > 0)
+			return (int)u;
+	return -1;
+}
+
+struct scan {
+	struct tfs_inode **pinned;
+	size_t npinned;
+	struct cand_vec cold[TIER_MAX_CONF]; /* every extent, per tier */
+	struct cand_vec hot;		     /* promotion candidates */
+};
+
+static void scan_release(struct tierfs *fs, struct scan *s)
+{
+	for (size_t i = 0; i < s->npinned; i++)
+		inode_unpin(fs, s->pinned[i]);
+	free(s->pinned);
+	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
+		free(s->cold[t].v);
+	free(s->hot.v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Pin every file that holds extents. */
+static int scan_pin(struct tierfs *fs, struct scan *s)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	for (struct tfs_inode *i = fs->inodes.i_next; i != &fs->inodes;
+	     i = i->i_next)
+		n++;
+	s->pinned = malloc((n ? n : 1) * sizeof(*s->pinned));
+	if (!s->pinned) {
+		pthread_mutex_unlock(&fs->itab_lock);
+		return -ENOMEM;
+	}
+	for (struct tfs_inode *i = fs->inodes.i_next; i != &fs->inodes;
+	     i = i->i_next) {
+		if (i->i_type != S_IFREG ||
+		    !__atomic_load_n(&i->i_map.nr_extents, __ATOMIC_RELAXED))
+			continue;
+		i->i_nref++;
+		s->pinned[s->npinned++] = i;
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	return 0;
+}
+
+static int scan_collect(struct tierfs *fs, struct scan *s, bool need_cold[])
+{
+	uint32_t now = tierfs_tick(fs);
+	uint32_t hot_min = fs->opt.promote_passes * HEAT_UNIT;
+	int r = 0;
+
+	/* decayed a little between passes still counts */
+	hot_min -= hot_min / 8;
+	for (size_t i = 0; i < s->npinned && r == 0; i++) {
+		struct tfs_inode *inode = s->pinned[i];
+		struct extent *e;
+		uint64_t idx;
+
+		pthread_rwlock_rdlock(&inode->i_dlock);
+		extent_for_each(&inode->i_map, e, idx) {
+			struct cand c = {
+				.inode = inode,
+				.idx = idx,
+				.slot = e->slot,
+				.tier = e->tier,
+				.heat = heat_of(e, now, fs->half_life_ticks),
+			};
+
+			if (need_cold[c.tier])
+				r = vec_push(&s->cold[c.tier], &c);
+			if (r == 0 && c.tier > 0 && c.heat >= hot_min)
+				r = vec_push(&s->hot, &c);
+			if (r < 0)
+				break;
+		}
+		pthread_rwlock_unlock(&inode->i_dlock);
+	}
+	return r;
+}
+
+static void demote_pass(struct migrator *m, struct scan *s)
+{
+	struct tierfs *fs = m->fs;
+
+	for (unsigned t = 0; t + 1 < fs->ntiers; t++) {
+		struct tier *tt = fs->tiers[t];
+		uint32_t low = wm_slots(tt, fs->opt.low_wm);
+		struct cand_vec *cv = &s->cold[t];
+
+		if (tier_used_slots(tt) <= wm_slots(tt, fs->opt.high_wm))
+			continue;
+		qsort(cv->v, cv->n, sizeof(*cv->v), by_heat_asc);
+		for (size_t i = 0; i < cv->n && tier_used_slots(tt) > low; i++) {
+			int dst = slower_with_room(fs, t);
+
+			if (dst < 0 || stopping(m))
+				break;
+			(void)move(m, &cv->v[i], (unsigned)dst);
+			cv->v[i].inode = NULL; /* moved or gone: not a victim */
+		}
+	}
+}
+
+/* The coldest remaining extent of tier @t with heat < @below, or NULL. */
+static struct cand *victim(struct scan *s, unsigned t, uint32_t below,
+			   size_t *cursor)
+{
+	struct cand_vec *cv = &s->cold[t];
+
+	for (; *cursor < cv->n; (*cursor)++) {
+		struct cand *c = &cv->v[*cursor];
+
+		if (!c->inode)
+			continue;
+		if (c->heat >= below)
+			return NULL; /* sorted: nothing colder follows */
+		(*cursor)++;
+		return c;
+	}
+	return NULL;
+}
+
+static void promote_pass(struct migrator *m, struct scan *s)
+{
+	struct tierfs *fs = m->fs;
+	size_t cursor[TIER_MAX_CONF] = { 0 };
+
+	qsort(s->hot.v, s->hot.n, sizeof(*s->hot.v), by_heat_desc);
+	for (unsigned t = 0; t < fs->ntiers; t++)
+		qsort(s->cold[t].v, s->cold[t].n, sizeof(*s->cold[t].v),
+		      by_heat_asc);
+
+	for (size_t i = 0; i < s->hot.n && !stopping(m); i++) {
+		struct cand *c = &s->hot.v[i];
+
+		for (unsigned u = 0; u < c->tier; u++) {
+			struct tier *tu = fs->tiers[u];
+			struct cand *v;
+
+			/* room below the high watermark: just move up */
+			if (tier_used_slots(tu) + 1 <=
+			    wm_slots(tu, fs->opt.high_wm)) {
+				if (move(m, c, u) == 0)
+					break;
+				continue;
+			}
+			/* full: swap with something clearly colder */
+			v = victim(s, u, c->heat / 2, &cursor[u]);
+			if (!v)
+				continue;
+			if (move(m, v, c->tier) == 0 || tier_free_slots(tu) > 0) {
+				v->inode = NULL;
+				if (move(m, c, u) == 0)
+					break;
+			}
+		}
+	}
+}
+
+static void pass(struct migrator *m)
+{
+	struct tierfs *fs = m->fs;
+	struct scan s = { 0 };
+	bool need_cold[TIER_MAX_CONF] = { false };
+	bool any_full = false;
+
+	if (fs->ntiers < 2)
+		return;
+	/*
+	 * Cold lists are needed for tiers over their high watermark
+	 * (demotion) and for full tiers above the slowest (exchange).
+	 */
+	for (unsigned t = 0; t + 1 < fs->ntiers; t++) {
+		struct tier *tt = fs->tiers[t];
+
+		need_cold[t] = tier_used_slots(tt) + 1 >
+			       wm_slots(tt, fs->opt.high_wm);
+		any_full |= need_cold[t];
+	}
+	if (scan_pin(fs, &s) < 0)
+		goto out;
+	if (scan_collect(fs, &s, need_cold) < 0) {
+		log_warn("migrator: out of memory; skipping this pass");
+		goto out;
+	}
+	if (any_full)
+		demote_pass(m, &s);
+	promote_pass(m, &s);
+out:
+	scan_release(fs, &s);
+	pthread_mutex_lock(&m->lock);
+	m->stats.passes++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void *migrator_main(void *arg)
+{
+	struct migrator *m = arg;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += MIGRATE_INTERVAL_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		while (!m->stop && !m->kicked &&
+		       pthread_cond_timedwait(&m->cond, &m->lock, &ts) == 0)
+			;
+		if (m->stop)
+			break;
+		m->kicked = false;
+		pthread_mutex_unlock(&m->lock);
+		pass(m);
+		pthread_mutex_lock(&m->lock);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+int migrator_start(struct tierfs *fs)
+{
+	struct migrator *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->fs = fs;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &m->window_start);
+	r = -pthread_create(&m->thread, NULL, migrator_main, m);
+	if (r < 0) {
+		pthread_cond_destroy(&m->cond);
+		pthread_mutex_destroy(&m->lock);
+		free(m);
+		return r;
+	}
+	fs->mig = m;
+	return 0;
+}
+
+void migrator_stop(struct tierfs *fs)
+{
+	struct migrator *m = fs->mig;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_signal(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->thread, NULL);
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	fs->mig = NULL;
+}
+
+void migrator_kick(struct tierfs *fs)
+{
+	struct migrator *m = fs->mig;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->kicked = true;
+	pthread_cond_signal(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret)
+{
+	struct migrator *m = fs->mig;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	*ret = m->stats;
+	pthread_mutex_unlock(&m->lock);
+}
