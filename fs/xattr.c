@@ -22,11 +22,13 @@
 #define XATTR_PREFIX_TIERFS "user.tierfs."
 #define XATTR_LAYOUT "user.tierfs.layout"
 #define XATTR_STATS "user.tierfs.stats"
+#define XATTR_EXTENTS "user.tierfs.extents"
 
 /* Attributes that exist only as computed values. */
 static bool is_virtual(const char *name)
 {
-	return !strcmp(name, XATTR_LAYOUT) || !strcmp(name, XATTR_STATS);
+	return !strcmp(name, XATTR_LAYOUT) || !strcmp(name, XATTR_STATS) ||
+	       !strcmp(name, XATTR_EXTENTS);
 }
 
 static struct xattr *find(struct tfs_inode *inode, const char *name)
@@ -133,12 +135,84 @@ static ssize_t give(const char *val, size_t len, void *buf, size_t size)
 	return (ssize_t)len;
 }
 
+/*
+ * "START LENGTH TIER\n" for each run of consecutive extents on one tier,
+ * in bytes, holes left out.  Called with no lock held.
+ */
+static ssize_t extents_text(struct tierfs *fs, struct tfs_inode *inode,
+			    char **ret_text)
+{
+	size_t cap = 4096, len = 0;
+	char *out = malloc(cap);
+	const struct extent *e;
+	uint64_t idx, run_start = 0, run_next = 0;
+	int run_tier = -1;
+	ssize_t r = 0;
+
+	if (!out)
+		return -ENOMEM;
+	out[0] = '\0';
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	for (e = extent_map_next(&inode->i_map, 0, &idx);;
+	     e = idx == EXTENT_MAP_MAX_INDEX
+			 ? NULL
+			 : extent_map_next(&inode->i_map, idx + 1, &idx)) {
+		bool flush = run_tier >= 0 &&
+			     (!e || idx != run_next || e->tier != run_tier);
+
+		if (flush) {
+			if (cap - len < 64) {
+				char *n = realloc(out, cap * 2);
+
+				if (!n) {
+					r = -ENOMEM;
+					break;
+				}
+				out = n;
+				cap *= 2;
+			}
+			len += (size_t)snprintf(out + len, cap - len,
+						"%llu %llu %s\n",
+						(unsigned long long)(run_start << fs->extent_shift),
+						(unsigned long long)((run_next - run_start) << fs->extent_shift),
+						fs->tiers[run_tier]->name);
+			run_tier = -1;
+		}
+		if (!e)
+			break;
+		if (run_tier < 0) {
+			run_tier = e->tier;
+			run_start = idx;
+		}
+		run_next = idx + 1;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r < 0) {
+		free(out);
+		return r;
+	}
+	*ret_text = out;
+	return (ssize_t)len;
+}
+
 ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 		  const char *name, void *buf, size_t size)
 {
 	struct xattr *x;
 	ssize_t r;
 
+	if (!strcmp(name, XATTR_EXTENTS)) {
+		char *text;
+
+		if (inode->i_type != S_IFREG)
+			return -ENODATA;
+		r = extents_text(fs, inode, &text);
+		if (r < 0)
+			return r;
+		r = give(text, (size_t)r, buf, size);
+		free(text);
+		return r;
+	}
 	if (!strcmp(name, XATTR_STATS)) {
 		char *text;
 
