@@ -7,8 +7,9 @@
  * zeroes the tail of the extent it cuts and frees the ones after it, so
  * growing a file again never exposes old data.
  *
- * Placement: a new extent goes to the first tier, in stack order, that
- * has a free slot; when all are full the write fails with ENOSPC.  A
+ * Placement: a new extent goes to the first tier with a free slot in the
+ * order its policy gives (policy_place_order()); when every allowed tier
+ * is full the write fails with ENOSPC.  A
  * failing write leaves earlier data as it was: an extent allocated for
  * it is given back, and a short count is returned for what was stored.
  *
@@ -41,13 +42,19 @@ static inline uint64_t ext_mask(const struct tierfs *fs)
  * Return: the new entry, or NULL with *ret_err = -ENOSPC or -ENOMEM.
  */
 static struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
-				   uint64_t idx, unsigned skip, int *ret_err)
+				   uint64_t idx, unsigned skip,
+				   const struct policy *pol, int *ret_err)
 {
+	uint8_t order[TIER_MAX_CONF];
+	unsigned n = policy_place_order(pol, idx << fs->extent_shift, order);
+	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
 	struct extent e = { 0 };
 	int r = -ENOSPC;
 
-	for (unsigned t = 0; t < fs->ntiers; t++) {
-		if (skip & (1u << t))
+	for (unsigned i = 0; i < n; i++) {
+		unsigned t = order[i];
+
+		if ((skip | draining) & (1u << t))
 			continue;
 		r = tier_slot_alloc(fs->tiers[t], &e.slot);
 		if (r == 0) {
@@ -146,11 +153,14 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		   const char *buf, size_t len, uint64_t off)
 {
 	uint32_t now = tierfs_tick(fs);
+	struct policy pol;
 	size_t done = 0;
 	int r = 0;
 
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
 		return -EFBIG;
+	/* before the data lock: resolving takes ns_lock, which comes first */
+	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	while (done < len) {
 		uint64_t pos = off + done;
@@ -182,7 +192,8 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 			 * placed on the next tier instead: spill, not fail.
 			 */
 			for (;;) {
-				e = extent_place(fs, inode, idx, failed, &r);
+				e = extent_place(fs, inode, idx, failed, &pol,
+						 &r);
 				if (!e)
 					break;
 				w = tier_write(fs->tiers[e->tier], e->slot,
@@ -282,7 +293,7 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
  * call allocated so that a failed fallocate changes nothing.  Called with
  * i_dlock exclusive. */
 static int alloc_range(struct tierfs *fs, struct tfs_inode *inode,
-		       uint64_t first, uint64_t last)
+		       uint64_t first, uint64_t last, const struct policy *pol)
 {
 	int r = 0;
 	uint64_t idx;
@@ -290,7 +301,7 @@ static int alloc_range(struct tierfs *fs, struct tfs_inode *inode,
 	for (idx = first; idx <= last; idx++) {
 		if (extent_map_lookup(&inode->i_map, idx))
 			continue;
-		if (!extent_place(fs, inode, idx, 0, &r))
+		if (!extent_place(fs, inode, idx, 0, pol, &r))
 			break;
 		/* mark ours so that a rollback knows what to undo */
 		extent_map_lookup(&inode->i_map, idx)->flags |= EXTENT_F_NEW;
@@ -350,6 +361,7 @@ static int punch(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		   uint64_t off, uint64_t len)
 {
+	struct policy pol;
 	uint64_t end;
 	int r = 0;
 
@@ -366,13 +378,14 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 	if ((end - 1) >> fs->extent_shift > EXTENT_MAP_MAX_INDEX)
 		return -EFBIG;
 
+	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
 		r = punch(fs, inode, off, end);
 	}
 	if (r == 0 && !(mode & FALLOC_FL_PUNCH_HOLE))
 		r = alloc_range(fs, inode, off >> fs->extent_shift,
-				(end - 1) >> fs->extent_shift);
+				(end - 1) >> fs->extent_shift, &pol);
 	if (r == 0) {
 		pthread_mutex_lock(&inode->i_lock);
 		if (!(mode & FALLOC_FL_KEEP_SIZE) && end > inode->i_size)

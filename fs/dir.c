@@ -131,6 +131,8 @@ int dir_add(struct tfs_dir *d, const char *name, struct tfs_inode *inode)
 	d->d_htab[b] = de;
 	d->d_order[d->d_norder++] = de;
 	d->d_nlive++;
+	if (inode->i_type == S_IFDIR)
+		inode->i_dir.d_self = de;
 	return 0;
 }
 
@@ -150,6 +152,8 @@ struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name)
 		*pp = de->d_hnext;
 		inode = de->d_inode;
 		de->d_inode = NULL;
+		if (inode->i_type == S_IFDIR && inode->i_dir.d_self == de)
+			inode->i_dir.d_self = NULL;
 		de->d_dead = true;
 		d->d_nlive--;
 		d->d_ndead++;
@@ -162,6 +166,8 @@ struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name)
 void dir_set_inode(struct dentry *de, struct tfs_inode *inode)
 {
 	de->d_inode = inode;
+	if (inode->i_type == S_IFDIR)
+		inode->i_dir.d_self = de;
 }
 
 struct dentry *dir_next(const struct tfs_dir *d, uint64_t cookie)

@@ -83,7 +83,9 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 			goto err_free;
 		}
 		fs->tiers[i]->index = i;
+		fs->names.name[i] = fs->tiers[i]->name;
 		fs->ntiers++;
+		fs->names.n = fs->ntiers;
 	}
 
 	fs->root = inode_new(fs, S_IFDIR | 0755, getuid(), getgid(), 0);

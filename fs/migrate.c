@@ -14,6 +14,11 @@
  *     extents there that are clearly colder (less than half the heat),
  *     so that data does not ping-pong between two tiers;
  *  4. unpins.
+ * Policies come first: an extent on a tier its policy does not allow, or
+ * away from the tier its pin or split range names (its "home"), is moved
+ * there as soon as there is room, whatever its heat; an extent at home
+ * is never demoted, and one with a home or with promote=0 is never
+ * promoted by heat.
  * Moves are rate-limited to opt.migrate_bw bytes per second.
  *
  * Locking: the migrator holds no lock of its own while it moves data;
@@ -41,7 +46,10 @@ struct cand {
 	uint64_t idx;
 	uint32_t slot;
 	uint32_t heat;
+	uint32_t allowed;  /* tiers the file's policy allows */
+	int8_t home;	   /* tier by pin or split, or -1 */
 	uint8_t tier;
+	bool promote;	   /* the policy lets it move up */
 };
 
 struct cand_vec {
@@ -165,11 +173,19 @@ static int move(struct migrator *m, const struct cand *c, unsigned dst)
 	return 0;
 }
 
-/* First tier slower than @t with a free slot, or -1. */
-static int slower_with_room(struct tierfs *fs, unsigned t)
+static bool usable(struct tierfs *fs, const struct cand *c, unsigned u)
 {
-	for (unsigned u = t + 1; u < fs->ntiers; u++)
-		if (tier_free_slots(fs->tiers[u]) > 0)
+	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
+
+	return (c->allowed & (1u << u)) && !(draining & (1u << u)) &&
+	       tier_free_slots(fs->tiers[u]) > 0;
+}
+
+/* First tier slower than @c's that its policy allows and has room, or -1. */
+static int slower_with_room(struct tierfs *fs, const struct cand *c)
+{
+	for (unsigned u = c->tier + 1u; u < fs->ntiers; u++)
+		if (usable(fs, c, u))
 			return (int)u;
 	return -1;
 }
@@ -177,8 +193,9 @@ static int slower_with_room(struct tierfs *fs, unsigned t)
 struct scan {
 	struct tfs_inode **pinned;
 	size_t npinned;
-	struct cand_vec cold[TIER_MAX_CONF]; /* every extent, per tier */
+	struct cand_vec cold[TIER_MAX_CONF]; /* demotable extents, per tier */
 	struct cand_vec hot;		     /* promotion candidates */
+	struct cand_vec misplaced;	     /* away from home or allowed */
 };
 
 static void scan_release(struct tierfs *fs, struct scan *s)
@@ -189,6 +206,7 @@ static void scan_release(struct tierfs *fs, struct scan *s)
 	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
 		free(s->cold[t].v);
 	free(s->hot.v);
+	free(s->misplaced.v);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -228,9 +246,11 @@ static int scan_collect(struct tierfs *fs, struct scan *s, bool need_cold[])
 	hot_min -= hot_min / 8;
 	for (size_t i = 0; i < s->npinned && r == 0; i++) {
 		struct tfs_inode *inode = s->pinned[i];
+		struct policy pol;
 		struct extent *e;
 		uint64_t idx;
 
+		policy_get(fs, inode, &pol);
 		pthread_rwlock_rdlock(&inode->i_dlock);
 		extent_for_each(&inode->i_map, e, idx) {
 			struct cand c = {
@@ -239,11 +259,18 @@ static int scan_collect(struct tierfs *fs, struct scan *s, bool need_cold[])
 				.slot = e->slot,
 				.tier = e->tier,
 				.heat = heat_of(e, now, fs->half_life_ticks),
+				.allowed = pol.allowed,
+				.home = (int8_t)policy_home(&pol, idx << fs->extent_shift),
+				.promote = pol.promote,
 			};
 
-			if (need_cold[c.tier])
+			if (c.home >= 0 ? c.tier != c.home
+					: !(c.allowed & (1u << c.tier)))
+				r = vec_push(&s->misplaced, &c);
+			else if (need_cold[c.tier] && c.home != c.tier)
 				r = vec_push(&s->cold[c.tier], &c);
-			if (r == 0 && c.tier > 0 && c.heat >= hot_min)
+			if (r == 0 && c.tier > 0 && c.heat >= hot_min &&
+			    c.promote && c.home < 0)
 				r = vec_push(&s->hot, &c);
 			if (r < 0)
 				break;
@@ -266,10 +293,12 @@ static void demote_pass(struct migrator *m, struct scan *s)
 			continue;
 		qsort(cv->v, cv->n, sizeof(*cv->v), by_heat_asc);
 		for (size_t i = 0; i < cv->n && tier_used_slots(tt) > low; i++) {
-			int dst = slower_with_room(fs, t);
+			int dst = slower_with_room(fs, &cv->v[i]);
 
-			if (dst < 0 || stopping(m))
+			if (stopping(m))
 				break;
+			if (dst < 0)
+				continue;
 			(void)move(m, &cv->v[i], (unsigned)dst);
 			cv->v[i].inode = NULL; /* moved or gone: not a victim */
 		}
@@ -312,6 +341,9 @@ static void promote_pass(struct migrator *m, struct scan *s)
 			struct tier *tu = fs->tiers[u];
 			struct cand *v;
 
+			if (!(c->allowed & (1u << u)) ||
+			    (__atomic_load_n(&fs->draining, __ATOMIC_RELAXED) & (1u << u)))
+				continue;
 			/* room below the high watermark: just move up */
 			if (tier_used_slots(tu) + 1 <=
 			    wm_slots(tu, fs->opt.high_wm)) {
@@ -327,6 +359,28 @@ static void promote_pass(struct migrator *m, struct scan *s)
 				v->inode = NULL;
 				if (move(m, c, u) == 0)
 					break;
+			}
+		}
+	}
+}
+
+/* Bring misplaced extents home (pin, split) or onto an allowed tier. */
+static void fixup_pass(struct migrator *m, struct scan *s)
+{
+	struct tierfs *fs = m->fs;
+
+	for (size_t i = 0; i < s->misplaced.n && !stopping(m); i++) {
+		struct cand *c = &s->misplaced.v[i];
+
+		if (c->home >= 0) {
+			if (usable(fs, c, (unsigned)c->home))
+				(void)move(m, c, (unsigned)c->home);
+			continue;
+		}
+		for (unsigned u = 0; u < fs->ntiers; u++) {
+			if (usable(fs, c, u)) {
+				(void)move(m, c, u);
+				break;
 			}
 		}
 	}
@@ -360,6 +414,7 @@ static void pass(struct migrator *m)
 	}
 	if (any_full)
 		demote_pass(m, &s);
+	fixup_pass(m, &s);
 	promote_pass(m, &s);
 out:
 	scan_release(fs, &s);

@@ -285,6 +285,8 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 	} else {
 		inode->i_nlink = 1;
 	}
+	if (!S_ISDIR(mode))
+		inode->i_parent = dir;
 	if (r == 0)
 		r = dir_add(&dir->i_dir, name, inode);
 	if (r < 0) {
@@ -382,6 +384,21 @@ static void touch_c(struct tfs_inode *inode)
 	pthread_mutex_unlock(&inode->i_lock);
 }
 
+/*
+ * A name of @inode in @dir went away: if @dir was the directory whose
+ * policy @inode followed, it follows the root's from now on (a hard link
+ * elsewhere does not say which other directory should take over).
+ * Called with ns_lock held exclusive.
+ */
+static void forget_parent(struct tierfs *fs, struct tfs_inode *inode,
+			  struct tfs_inode *dir)
+{
+	if (inode->i_type != S_IFDIR && inode->i_parent == dir) {
+		inode->i_parent = NULL;
+		policy_changed(fs);
+	}
+}
+
 static void tfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct tierfs *fs = req_fs(req);
@@ -402,6 +419,7 @@ static void tfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		inode = dir_remove(&dir->i_dir, name);
 		touch_dir(dir);
 		touch_c(inode);
+		forget_parent(fs, inode, dir);
 		inode_link_drop(fs, inode, 1);
 	}
 	pthread_rwlock_unlock(&fs->ns_lock);
@@ -430,6 +448,10 @@ static void tfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		inode = dir_remove(&dir->i_dir, name);
 		touch_dir(dir);
 		touch_c(inode);
+		/* a removed directory may outlive its parent: point ".." and
+		 * policy lookups at the root, never at a freed inode */
+		inode->i_dir.d_parent = fs->root;
+		policy_changed(fs);
 		inode_link_drop(fs, dir, 1);
 		inode_link_drop(fs, inode, 2);
 	}
@@ -455,7 +477,13 @@ static bool is_ancestor(struct tierfs *fs, struct tfs_inode *a,
 static void reparent(struct tierfs *fs, struct tfs_inode *child,
 		     struct tfs_inode *from, struct tfs_inode *to)
 {
-	if (child->i_type != S_IFDIR || from == to)
+	/* the new name's directory governs the policy from now on */
+	policy_changed(fs);
+	if (child->i_type != S_IFDIR) {
+		child->i_parent = to;
+		return;
+	}
+	if (from == to)
 		return;
 	child->i_dir.d_parent = to;
 	inode_link_inc(fs, to);
@@ -536,9 +564,12 @@ static int do_rename(struct tierfs *fs, struct tfs_inode *pdir,
 	if (dst) {
 		touch_c(dst);
 		if (dst->i_type == S_IFDIR) {
+			dst->i_dir.d_parent = fs->root;
+			dst->i_dir.d_self = NULL;
 			inode_link_drop(fs, ndir, 1);
 			inode_link_drop(fs, dst, 2);
 		} else {
+			forget_parent(fs, dst, ndir);
 			inode_link_drop(fs, dst, 1);
 		}
 	}
@@ -589,6 +620,8 @@ static void tfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	}
 	if (r == 0) {
 		inode_link_inc(fs, inode);
+		inode->i_parent = dir;
+		policy_changed(fs);
 		touch_c(inode);
 		touch_dir(dir);
 		inode_lookup_ref(fs, inode);
@@ -781,7 +814,8 @@ static void tfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs st;
 
-	tierfs_statfs(req_fs(req), &st);
+	/* df DIR: what DIR's policy lets a program write there */
+	placement_statfs(req_fs(req), ino_get(req, ino), &st);
 	fuse_reply_statfs(req, &st);
 }
 
@@ -789,7 +823,7 @@ static void tfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			 const char *value, size_t size, int flags)
 {
 	int r = xattr_set(req_fs(req), ino_get(req, ino), name, value, size,
-			  flags);
+			  flags, fuse_req_ctx(req)->uid);
 
 	tierfs_reply_err(req, r);
 }
@@ -832,7 +866,7 @@ static void tfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void tfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	tierfs_reply_err(req, xattr_remove(req_fs(req), ino_get(req, ino),
-					   name));
+					   name, fuse_req_ctx(req)->uid));
 }
 
 static void tfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,

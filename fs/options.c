@@ -56,6 +56,17 @@ static int check_extent_size(uint64_t v, const char *s, char *err,
 	return 0;
 }
 
+/* The characters a tier name may use, from --tier and [tier.NAME] alike
+ * (tier_create() refuses the rest). */
+static bool tier_name_chars_ok(const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
+			return false;
+	return true;
+}
+
 int options_parse_tier(const char *spec, struct tier_conf *ret, char *err,
 		       size_t errlen)
 {
@@ -76,15 +87,10 @@ int options_parse_tier(const char *spec, struct tier_conf *ret, char *err,
 			    (int)n, spec, TIER_CONF_NAME_MAX);
 	memcpy(tc.name, spec, n);
 	tc.name[n] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		char ch = tc.name[i];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
-			return fail(err, errlen,
-				    "bad tier name '%s': use letters, digits, '_' and '-'",
-				    tc.name);
-	}
+	if (!tier_name_chars_ok(tc.name))
+		return fail(err, errlen,
+			    "bad tier name '%s': use letters, digits, '_' and '-'",
+			    tc.name);
 
 	c1 = strchr(eq + 1, ':');
 	if (!c1)
@@ -294,7 +300,7 @@ static int parse_o(struct tierfs_options *opt, const char *list, char *err,
 		free(item);
 		if (r != -ENOENT) {
 			/* ours, set or refused */
-		} else if (n > 5 && !strncmp(p, "tier=", 5)) {		} else if (n > 5 && !strncmp(p, "tier=", 5)) {
+		} else if (n >= 5 && !strncmp(p, "tier=", 5)) {
 			char *v = strndup(p + 5, n - 5);
 			struct tier_conf tc;
 
@@ -456,9 +462,10 @@ static int flush_tier_section(struct ini_state *s)
 {
 	int r;
 
+	/* have_cur stays set until options_add_tier() owns cur.path, so
+	 * that options_load_config() frees it when a check fails */
 	if (!s->have_cur)
 		return 0;
-	s->have_cur = false;
 	if (!s->cur_kind)
 		return fail(s->err, s->errlen, "tier '%s' has no kind",
 			    s->cur.name);
@@ -472,6 +479,7 @@ static int flush_tier_section(struct ini_state *s)
 		return fail(s->err, s->errlen,
 			    "tier '%s': a ram tier takes no path",
 			    s->cur.name);
+	s->have_cur = false;
 	r = options_add_tier(&s->file, &s->cur, s->err, s->errlen);
 	memset(&s->cur, 0, sizeof(s->cur));
 	return r;
@@ -501,6 +509,12 @@ static int ini_cb(void *user, const char *section, const char *name,
 				r = fail(s->err, s->errlen,
 					 "bad tier section name '[%s]'",
 					 section);
+				goto out;
+			}
+			if (!tier_name_chars_ok(tname)) {
+				r = fail(s->err, s->errlen,
+					 "bad tier name '%s': use letters, digits, '_' and '-'",
+					 tname);
 				goto out;
 			}
 			memset(&s->cur, 0, sizeof(s->cur));

@@ -39,6 +39,7 @@
 
 #include "extent_map.h"
 #include "options.h"
+#include "policy.h"
 
 struct tier;
 
@@ -75,7 +76,10 @@ struct tfs_dir {
 	uint32_t d_ndead;
 	uint32_t d_cap;
 	uint64_t d_next_cookie;
-	struct tfs_inode *d_parent; /* ".."; self for the root */
+	struct tfs_inode *d_parent; /* ".."; the root for the root and for
+				     * a removed directory */
+	struct dentry *d_self;	    /* our name in d_parent; NULL once
+				     * removed (for paths in messages) */
 };
 
 struct xattr {
@@ -97,6 +101,13 @@ struct tfs_inode {
 	struct timespec i_atime, i_mtime, i_ctime; /* i_lock */
 	struct xattr *i_xattrs; /* i_lock */
 	uint32_t i_nxattrs;	/* i_lock */
+	struct ipolicy *i_pol;	/* i_lock; own policy attributes, or NULL */
+	uint64_t i_pol_gen;	/* i_lock; fs->policy_gen of i_eff */
+	struct policy i_eff;	/* i_lock; cached effective policy */
+
+	/* fs->ns_lock; non-directories: directory of the latest name, or
+	 * NULL (then the root's policy applies) */
+	struct tfs_inode *i_parent;
 
 	pthread_rwlock_t i_dlock; /* protects i_map and file data */
 	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
@@ -126,6 +137,16 @@ struct tierfs {
 	struct timespec start;	   /* CLOCK_MONOTONIC at mount; for ticks */
 	uint32_t half_life_ticks;  /* heat half-life */
 	struct migrator *mig;	   /* NULL when migration is off */
+
+	/*
+	 * Bumped (relaxed atomic) by every change that can alter some
+	 * inode's effective policy: a policy attribute set or removed, a
+	 * rename, link or unlink.  Cached policies older than it are
+	 * resolved again; cheap, because those changes are rare.
+	 */
+	uint64_t policy_gen;
+	uint32_t draining;	/* relaxed atomic; bit per tier taking no data */
+	struct tier_names names; /* immutable; tier names for policies */
 
 	/* last time each tier's failure was logged (relaxed atomic) */
 	int64_t tier_warned[TIER_MAX_CONF];
@@ -174,6 +195,33 @@ void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 		     struct stat *st);
 void inode_touch(struct tfs_inode *inode, bool m, bool c);
 struct timespec now_ts(void);
+
+/* placement.c */
+/* Get @inode's effective policy (cached; resolved when stale).  Takes
+ * ns_lock shared and i_locks: call with no lock held. */
+void policy_get(struct tierfs *fs, struct tfs_inode *inode,
+		struct policy *ret);
+static inline void policy_changed(struct tierfs *fs)
+{
+	__atomic_add_fetch(&fs->policy_gen, 1, __ATOMIC_RELAXED);
+}
+/* statfs restricted to the tiers @inode's policy allows. */
+void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
+		      struct statvfs *st);
+/* The path of directory @dir from the mount root ("/job42"); NULL on
+ * ENOMEM.  Called with ns_lock held.  Caller frees. */
+char *dir_path(struct tierfs *fs, struct tfs_inode *dir);
+
+/* ctl.c -- the control channel's computed attributes and actions */
+ssize_t ctl_effective_text(struct tierfs *fs, struct tfs_inode *inode,
+			   char **ret_text);
+int ctl_dir_layout(struct tierfs *fs, struct tfs_inode *dir,
+		   uint64_t bytes[TIER_MAX_CONF]);
+ssize_t ctl_verify_text(struct tierfs *fs, struct tfs_inode *inode,
+			char **ret_text);
+int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode,
+		const char *value, size_t len);
+int ctl_drain(struct tierfs *fs, const char *value, size_t len);
 
 /* dir.c -- all called with fs->ns_lock held (shared for find/iterate) */
 int dir_init(struct tfs_dir *d, struct tfs_inode *parent);
@@ -225,15 +273,16 @@ void data_release(struct tierfs *fs, struct tfs_inode *inode);
 uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode);
 
 /* xattr.c */
+/* @uid: the caller's, for the owner-or-root rule of user.tierfs.* */
 int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
-	      const void *value, size_t size, int flags);
+	      const void *value, size_t size, int flags, uid_t uid);
 /* Copies the value into @buf (if @size > 0) and returns its length. */
 ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 		  const char *name, void *buf, size_t size);
 ssize_t xattr_list(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		   size_t size);
 int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
-		 const char *name);
+		 const char *name, uid_t uid);
 void xattr_release(struct tfs_inode *inode);
 
 #endif /* TIERFS_TIERFS_H */

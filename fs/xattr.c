@@ -16,19 +16,53 @@
 #include <sys/xattr.h>
 
 #include "tierfs.h"
+#include "migrate.h"
 #include "tier.h"
 #include "banned.h"
 
-#define XATTR_PREFIX_TIERFS "user.tierfs."
-#define XATTR_LAYOUT "user.tierfs.layout"
-#define XATTR_STATS "user.tierfs.stats"
-#define XATTR_EXTENTS "user.tierfs.extents"
+#include "ctl_proto.h"
 
-/* Attributes that exist only as computed values. */
+#define XATTR_LAYOUT TIERFS_XATTR_LAYOUT
+#define XATTR_STATS TIERFS_XATTR_STATS
+#define XATTR_EXTENTS TIERFS_XATTR_EXTENTS
+
+/* Attributes that exist only as computed values (never stored). */
 static bool is_virtual(const char *name)
 {
 	return !strcmp(name, XATTR_LAYOUT) || !strcmp(name, XATTR_STATS) ||
-	       !strcmp(name, XATTR_EXTENTS);
+	       !strcmp(name, XATTR_EXTENTS) ||
+	       !strcmp(name, TIERFS_XATTR_EFFECTIVE) ||
+	       !strcmp(name, TIERFS_XATTR_VERIFY);
+}
+
+/* user.tierfs.* may be changed by the owner or root only. */
+static bool may_change(struct tfs_inode *inode, uid_t uid)
+{
+	bool ok;
+
+	if (uid == 0)
+		return true;
+	pthread_mutex_lock(&inode->i_lock);
+	ok = inode->i_uid == uid;
+	pthread_mutex_unlock(&inode->i_lock);
+	return ok;
+}
+
+/* Actions on the control channel (ctl_proto.h). */
+static int ctl_action(struct tierfs *fs, struct tfs_inode *inode,
+		      const char *name, const void *value, size_t size,
+		      uid_t uid)
+{
+	if (!strcmp(name, TIERFS_XATTR_CTL_MIGRATE))
+		return ctl_migrate(fs, inode, value, size);
+	if (!strcmp(name, TIERFS_XATTR_CTL_DRAIN)) {
+		if (inode != fs->root)
+			return -EINVAL;
+		if (uid != 0)
+			return -EPERM;
+		return ctl_drain(fs, value, size);
+	}
+	return -EINVAL;
 }
 
 static struct xattr *find(struct tfs_inode *inode, const char *name)
@@ -47,8 +81,10 @@ static bool name_allowed(const char *name)
 }
 
 int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
-	      const void *value, size_t size, int flags)
+	      const void *value, size_t size, int flags, uid_t uid)
 {
+	enum policy_key pk = policy_key_from_xattr(name);
+	struct ipolicy ip = { 0 };
 	struct xattr *x;
 	void *copy;
 	int r = 0;
@@ -59,6 +95,21 @@ int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 		return -EPERM;
 	if (size > XATTR_SIZE_MAX)
 		return -E2BIG;
+	if (!strncmp(name, TIERFS_XATTR_PREFIX, strlen(TIERFS_XATTR_PREFIX))) {
+		if (!may_change(inode, uid))
+			return -EPERM;
+		if (!strncmp(name, TIERFS_XATTR_CTL, strlen(TIERFS_XATTR_CTL)))
+			return ctl_action(fs, inode, name, value, size, uid);
+		if (pk == _POLICY_KEY_INVALID)
+			return -EINVAL; /* our namespace: no free-form names */
+		if (inode->i_type != S_IFDIR && inode->i_type != S_IFREG)
+			return -EINVAL;
+		/* validate before anything changes */
+		r = policy_parse(&fs->names, fs->extent_size, pk, value, size,
+				 &ip);
+		if (r < 0)
+			return r;
+	}
 	copy = malloc(size ? size : 1);
 	if (!copy)
 		return -ENOMEM;
@@ -94,10 +145,24 @@ int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 			copy = NULL;
 		}
 	}
+	if (r == 0 && pk != _POLICY_KEY_INVALID) {
+		if (!inode->i_pol)
+			inode->i_pol = calloc(1, sizeof(*inode->i_pol));
+		/* the value parsed above; parse again into the live policy */
+		if (!inode->i_pol ||
+		    policy_parse(&fs->names, fs->extent_size, pk, value, size,
+				 inode->i_pol) < 0)
+			r = -ENOMEM;
+	}
 	if (r == 0)
 		inode_touch(inode, false, true);
 	pthread_mutex_unlock(&inode->i_lock);
 	free(copy);
+	if (r == 0 && pk != _POLICY_KEY_INVALID) {
+		policy_changed(fs);
+		if (fs->mig)
+			migrator_kick(fs);
+	}
 	return r;
 }
 
@@ -112,6 +177,11 @@ static ssize_t layout_string(struct tierfs *fs, struct tfs_inode *inode,
 		pthread_rwlock_rdlock(&inode->i_dlock);
 		data_layout(fs, inode, bytes);
 		pthread_rwlock_unlock(&inode->i_dlock);
+	} else if (inode->i_type == S_IFDIR) {
+		int r = ctl_dir_layout(fs, inode, bytes);
+
+		if (r < 0)
+			return r;
 	}
 	for (unsigned t = 0; t < fs->ntiers; t++) {
 		int k = snprintf(out + n, outlen - n, "%s%s=%llu",
@@ -201,6 +271,22 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 	struct xattr *x;
 	ssize_t r;
 
+	if (!strcmp(name, TIERFS_XATTR_EFFECTIVE) ||
+	    !strcmp(name, TIERFS_XATTR_VERIFY)) {
+		char *text;
+
+		if (inode->i_type != S_IFREG && inode->i_type != S_IFDIR)
+			return -ENODATA;
+		if (!strcmp(name, TIERFS_XATTR_EFFECTIVE))
+			r = ctl_effective_text(fs, inode, &text);
+		else
+			r = ctl_verify_text(fs, inode, &text);
+		if (r < 0)
+			return r;
+		r = give(text, (size_t)r, buf, size);
+		free(text);
+		return r;
+	}
 	if (!strcmp(name, XATTR_EXTENTS)) {
 		char *text;
 
@@ -279,12 +365,16 @@ ssize_t xattr_list(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 }
 
 int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
-		 const char *name)
+		 const char *name, uid_t uid)
 {
+	enum policy_key pk = policy_key_from_xattr(name);
 	struct xattr *x;
 	int r = 0;
 
 	if (is_virtual(name))
+		return -EPERM;
+	if (!strncmp(name, TIERFS_XATTR_PREFIX, strlen(TIERFS_XATTR_PREFIX)) &&
+	    !may_change(inode, uid))
 		return -EPERM;
 	pthread_mutex_lock(&inode->i_lock);
 	x = find(inode, name);
@@ -295,13 +385,22 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 		free(x->value);
 		*x = inode->i_xattrs[--inode->i_nxattrs];
 		inode_touch(inode, false, true);
+		if (pk != _POLICY_KEY_INVALID && inode->i_pol)
+			policy_clear(inode->i_pol, pk);
 	}
 	pthread_mutex_unlock(&inode->i_lock);
+	if (r == 0 && pk != _POLICY_KEY_INVALID) {
+		policy_changed(fs);
+		if (fs->mig)
+			migrator_kick(fs);
+	}
 	return r;
 }
 
 void xattr_release(struct tfs_inode *inode)
 {
+	free(inode->i_pol);
+	inode->i_pol = NULL;
 	for (uint32_t i = 0; i < inode->i_nxattrs; i++) {
 		free(inode->i_xattrs[i].name);
 		free(inode->i_xattrs[i].value);
