@@ -637,6 +637,17 @@ static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (inode->i_type == S_IFDIR)
 		return tierfs_reply_err(req, -EISDIR);
+	/*
+	 * libfuse asks for atomic O_TRUNC: the kernel then sends O_TRUNC
+	 * here instead of a separate setattr (it has checked write
+	 * permission and drops its own page cache after we reply).
+	 */
+	if ((fi->flags & O_TRUNC) && inode->i_type == S_IFREG) {
+		int r = data_truncate(req_fs(req), inode, 0);
+
+		if (r < 0)
+			return tierfs_reply_err(req, r);
+	}
 	/* all changes come through this kernel: keep its page cache */
 	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);
