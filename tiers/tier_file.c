@@ -77,14 +77,12 @@ static inline uint64_t slot_offset(const struct tier *t, uint32_t slot)
 }
 
 /*
- * Check that @path is a directory we can create files in, with at least
- * @size bytes free.  Nothing is created.
+ * Check that @path is a directory that access() says we may create files
+ * in.  Nothing is created.
  */
-static int dir_check(const char *path, uint64_t size)
+static int dir_check(const char *path)
 {
-	struct statvfs vfs;
 	struct stat st;
-	uint64_t avail;
 
 	if (stat(path, &st) < 0)
 		return -errno;
@@ -92,6 +90,15 @@ static int dir_check(const char *path, uint64_t size)
 		return -ENOTDIR;
 	if (access(path, W_OK | X_OK) < 0)
 		return -errno; /* EACCES, or EROFS on a read-only mount */
+	return 0;
+}
+
+/* Check that the filesystem holding @path has @size bytes free. */
+static int space_check(const char *path, uint64_t size)
+{
+	struct statvfs vfs;
+	uint64_t avail;
+
 	if (statvfs(path, &vfs) < 0)
 		return -errno;
 	if (__builtin_mul_overflow((uint64_t)vfs.f_bavail,
@@ -158,14 +165,19 @@ static int file_open(struct tier *t)
 	struct file_priv *p;
 	int r;
 
-	r = dir_check(t->path, t->size);
+	r = dir_check(t->path);
 	if (r < 0)
 		return r;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
+	/* create first: an unwritable directory is the clearer complaint */
 	r = private_dir_create(t->path, t->name, &p->dir);
+	if (r < 0)
+		goto err_free;
+	/* f_bavail: the space an unprivileged user may fill */
+	r = space_check(p->dir, t->size);
 	if (r < 0)
 		goto err_free;
 	if (asprintf(&p->slab, "%s/" SLAB_NAME, p->dir) < 0) {

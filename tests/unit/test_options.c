@@ -1,0 +1,797 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_options.c -- Check suite for fs/options.h: --tier specs, the
+ * command line, the INI config file, defaults, and freeing.
+ *
+ * Every failure must leave one line of text in @err: not empty, no
+ * newline, and starting with the message this file expects, so that a
+ * reworded message shows up here first.  Under -Db_sanitize=address a
+ * path or string that is not freed on any path is a failure.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "tier.h"
+#include "macro.h"
+#include "banned.h"
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+/* Check that @err holds one non-empty line starting with @prefix. */
+static void t_assert_err(const char *err, const char *prefix)
+{
+	ck_assert_msg(err[0] != '\0', "empty error message");
+	ck_assert_msg(!strchr(err, '\n'), "newline in error \"%s\"", err);
+	ck_assert_uint_lt(strlen(err), OPT_ERR_MAX);
+	if (prefix)
+		ck_assert_msg(!strncmp(err, prefix, strlen(prefix)),
+			      "error \"%s\" does not start with \"%s\"", err,
+			      prefix);
+}
+
+static void t_assert_err_has(const char *err, const char *part)
+{
+	t_assert_err(err, NULL);
+	ck_assert_msg(strstr(err, part) != NULL,
+		      "error \"%s\" does not contain \"%s\"", err, part);
+}
+
+/* ---- options_parse_tier ------------------------------------------ */
+
+#define NAME32 "abcdefghijklmnopqrstuvwxyz012345"
+
+static const struct good_tier {
+	const char *spec;
+	const char *name;
+	int kind;
+	const char *path; /* NULL for ram */
+	uint64_t size;
+} good_tiers[] = {
+	{ "ram=ram:8G", "ram", TIER_RAM, NULL, 8 * GiB },
+	{ "nvme=file:/scratch/nvme:400G", "nvme", TIER_FILE, "/scratch/nvme",
+	  400 * GiB },
+	{ "x=file:/a:b:1G", "x", TIER_FILE, "/a:b", GiB },
+	{ "x=file:/a::1G", "x", TIER_FILE, "/a:", GiB },
+	{ "pm=pmem:/dev/dax0.0:16G", "pm", TIER_PMEM, "/dev/dax0.0", 16 * GiB },
+	{ "f=file:relative/dir:1M", "f", TIER_FILE, "relative/dir", MiB },
+	{ "f=file:/with space:4KiB", "f", TIER_FILE, "/with space", 4 * KiB },
+	{ "A_b-9=ram:4096", "A_b-9", TIER_RAM, NULL, 4096 },
+	{ "r=ram:1", "r", TIER_RAM, NULL, 1 }, /* options_finish's job */
+	{ NAME32 "=ram:1G", NAME32, TIER_RAM, NULL, GiB },
+};
+
+START_TEST(test_options_parse_tier_good)
+{
+	const struct good_tier *c = &good_tiers[_i];
+	struct tier_conf tc;
+	char err[OPT_ERR_MAX] = "";
+	int r;
+
+	memset(&tc, 0x5a, sizeof(tc));
+	r = options_parse_tier(c->spec, &tc, err, sizeof(err));
+	ck_assert_msg(r == 0, "'%s': %d (%s)", c->spec, r, err);
+	ck_assert_str_eq(tc.name, c->name);
+	ck_assert_int_eq(tc.kind, c->kind);
+	if (c->path)
+		ck_assert_pstr_eq(tc.path, c->path);
+	else
+		ck_assert_ptr_null(tc.path);
+	ck_assert_uint_eq(tc.size, c->size);
+	free(tc.path);
+}
+END_TEST
+
+static const struct bad_tier {
+	const char *spec;
+	const char *prefix; /* the message must start with this */
+} bad_tiers[] = {
+	/* no '=' or nothing before it */
+	{ "", "bad tier '': expected NAME=KIND:SIZE or NAME=KIND:PATH:SIZE" },
+	{ "ramram:8G", "bad tier 'ramram:8G': expected NAME=KIND:SIZE" },
+	{ "=ram:8G", "bad tier '=ram:8G': expected NAME=KIND:SIZE" },
+	/* names */
+	{ "a b=ram:1G", "bad tier name 'a b': use letters, digits" },
+	{ "a.b=ram:1G", "bad tier name 'a.b'" },
+	{ "a/b=ram:1G", "bad tier name 'a/b'" },
+	{ "a:b=ram:1G", "bad tier name 'a:b'" },
+	{ "\xc3\xa9=ram:1G", "bad tier name '\xc3\xa9'" },
+	{ NAME32 "x=ram:1G",
+	  "tier name '" NAME32 "x' is longer than 32 characters" },
+	/* kinds */
+	{ "x=ram", "bad tier 'x=ram': expected NAME=KIND:SIZE" },
+	{ "x=", "bad tier 'x=': expected" },
+	{ "x=disk:1G", "unknown tier kind 'disk' in 'x=disk:1G'" },
+	{ "x=RAM:1G", "unknown tier kind 'RAM'" },
+	{ "x=:1G", "unknown tier kind '' in 'x=:1G'" },
+	{ "x=averyveryverylongkind:/p:1G", "unknown tier kind '" },
+	/* paths */
+	{ "x=ram:/p:1G", "bad tier 'x=ram:/p:1G': a ram tier takes no path" },
+	{ "x=file:1G", "bad tier 'x=file:1G': a file tier needs a path" },
+	{ "x=file::1G", "bad tier 'x=file::1G': a file tier needs a path" },
+	{ "x=pmem:1G", "bad tier 'x=pmem:1G': a pmem tier needs a path" },
+	/* sizes */
+	{ "x=ram:12Q", "cannot parse tier size '12Q': expected a number" },
+	{ "x=ram:", "cannot parse tier size ''" },
+	{ "x=ram:-5M", "cannot parse tier size '-5M'" },
+	{ "x=ram:1.5G", "cannot parse tier size '1.5G'" },
+	{ "x=file:/p:", "cannot parse tier size ''" },
+	{ "x=file:/p:1X", "cannot parse tier size '1X'" },
+	{ "x=ram:99999999999P", "tier size '99999999999P' is too large" },
+	{ "x=ram:0", "tier 'x' has size zero" },
+	{ "x=ram:0G", "tier 'x' has size zero" },
+	{ "x=file:/p:0", "tier 'x' has size zero" }, /* path freed: ASan */
+};
+
+START_TEST(test_options_parse_tier_bad)
+{
+	const struct bad_tier *c = &bad_tiers[_i];
+	struct tier_conf tc, poison;
+	char err[OPT_ERR_MAX] = "";
+
+	memset(&poison, 0x5a, sizeof(poison));
+	tc = poison;
+	ck_assert_int_eq(options_parse_tier(c->spec, &tc, err, sizeof(err)),
+			 -EINVAL);
+	t_assert_err(err, c->prefix);
+	ck_assert_msg(!memcmp(&tc, &poison, sizeof(tc)),
+		      "'%s': @ret written on failure", c->spec);
+}
+END_TEST
+
+/* A short @err buffer still gets a terminated (truncated) message. */
+START_TEST(test_options_parse_tier_short_err)
+{
+	struct tier_conf tc;
+	char err[8];
+
+	memset(err, 'x', sizeof(err));
+	ck_assert_int_eq(options_parse_tier("x=disk:1G", &tc, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_uint_eq(strlen(err), sizeof(err) - 1);
+}
+END_TEST
+
+/* ---- options_add_tier -------------------------------------------- */
+
+static struct tierfs_options opt;
+
+static void opt_setup(void)
+{
+	memset(&opt, 0, sizeof(opt));
+}
+
+static void opt_teardown(void)
+{
+	options_release(&opt);
+}
+
+static int t_add(const char *spec, char *err, size_t errlen)
+{
+	struct tier_conf tc;
+	int r = options_parse_tier(spec, &tc, err, errlen);
+
+	ck_assert_msg(r == 0, "'%s': %s", spec, err);
+	r = options_add_tier(&opt, &tc, err, errlen);
+	ck_assert_ptr_null(tc.path); /* taken or freed either way */
+	return r;
+}
+
+START_TEST(test_options_add_tier_takes_path)
+{
+	struct tier_conf tc;
+	char err[OPT_ERR_MAX] = "";
+	char *path;
+
+	ck_assert_int_eq(
+		options_parse_tier("a=file:/p:1G", &tc, err, sizeof(err)), 0);
+	path = tc.path;
+	ck_assert_int_eq(options_add_tier(&opt, &tc, err, sizeof(err)), 0);
+	ck_assert_ptr_null(tc.path);
+	ck_assert_uint_eq(opt.ntiers, 1);
+	ck_assert_ptr_eq(opt.tiers[0].path, path);
+	ck_assert_str_eq(opt.tiers[0].name, "a");
+	ck_assert_uint_eq(opt.tiers[0].size, GiB);
+	/* two ram tiers both have no path: not a duplicate */
+	ck_assert_int_eq(t_add("r1=ram:1G", err, sizeof(err)), 0);
+	ck_assert_int_eq(t_add("r2=ram:1G", err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.ntiers, 3);
+}
+END_TEST
+
+START_TEST(test_options_add_tier_duplicate_name)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	ck_assert_int_eq(t_add("a=file:/p:1G", err, sizeof(err)), 0);
+	ck_assert_int_eq(t_add("a=file:/q:1G", err, sizeof(err)), -EINVAL);
+	t_assert_err(err, "duplicate tier name 'a'");
+	ck_assert_int_eq(t_add("a=ram:1G", err, sizeof(err)), -EINVAL);
+	ck_assert_uint_eq(opt.ntiers, 1);
+	ck_assert_str_eq(opt.tiers[0].path, "/p");
+}
+END_TEST
+
+START_TEST(test_options_add_tier_duplicate_path)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	ck_assert_int_eq(t_add("a=file:/p:1G", err, sizeof(err)), 0);
+	ck_assert_int_eq(t_add("b=pmem:/p:1G", err, sizeof(err)), -EINVAL);
+	t_assert_err(err, "tiers 'a' and 'b' use the same path '/p'");
+	ck_assert_uint_eq(opt.ntiers, 1);
+}
+END_TEST
+
+START_TEST(test_options_add_tier_too_many)
+{
+	char err[OPT_ERR_MAX] = "";
+	char spec[64];
+
+	for (int i = 0; i < TIER_MAX_CONF; i++) {
+		snprintf(spec, sizeof(spec), "t%d=file:/p%d:1G", i, i);
+		ck_assert_int_eq(t_add(spec, err, sizeof(err)), 0);
+	}
+	ck_assert_uint_eq(opt.ntiers, TIER_MAX_CONF);
+	ck_assert_int_eq(t_add("one_more=file:/q:1G", err, sizeof(err)),
+			 -EINVAL);
+	t_assert_err(err, "too many tiers: at most 8");
+	ck_assert_uint_eq(opt.ntiers, TIER_MAX_CONF);
+}
+END_TEST
+
+/* ---- options_parse_args ------------------------------------------ */
+
+#define ARGS_MAX 10
+
+/*
+ * Run options_parse_args() on "tierfs" followed by the NULL-terminated
+ * @args.  The arguments are private heap copies: argv is writable, and
+ * ASan sees any read past an argument's end.
+ */
+static int t_parse_args(const char *const *args, char *err, size_t errlen)
+{
+	char *argv[ARGS_MAX + 2];
+	int argc = 0, r;
+
+	argv[argc++] = strdup("tierfs");
+	for (int i = 0; i < ARGS_MAX && args[i]; i++)
+		argv[argc++] = strdup(args[i]);
+	argv[argc] = NULL;
+	for (int i = 0; i < argc; i++)
+		ck_assert_ptr_nonnull(argv[i]);
+	r = options_parse_args(argc, argv, &opt, err, errlen);
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	return r;
+}
+
+#define A(...) .argv = { __VA_ARGS__ }
+#define OK(mnt) .ret = 0, .mountpoint = (mnt)
+#define BAD(msg) .ret = -EINVAL, .err = (msg)
+
+static const struct args_case {
+	const char *argv[ARGS_MAX]; /* after "tierfs"; NULL-terminated */
+	int ret;
+	const char *err; /* prefix, when ret < 0 */
+	/* the rest only when ret == 0 */
+	const char *mountpoint;
+	const char *config;
+	const char *fuse_opts;
+	uint64_t extent_size;
+	unsigned ntiers;
+	bool fg, debug, single, help, version;
+} args_cases[] = {
+	/* positionals */
+	{ A("/mnt"), OK("/mnt") },
+	{ A("/etc/t.conf", "/mnt"), OK("/mnt"), .config = "/etc/t.conf" },
+	{ A("a", "b", "c"),
+	  BAD("too many arguments: expected [CONFIG_FILE] MOUNTPOINT") },
+	{ A(NULL), BAD("no mount point given (usage: ") },
+	{ A("-f"), BAD("no mount point given") },
+	{ A("-"), OK("-") },
+	/* --tier */
+	{ A("--tier", "ram=ram:8G", "/mnt"), OK("/mnt"), .ntiers = 1 },
+	{ A("--tier=ram=ram:8G", "--tier=nvme=file:/n:1G", "/mnt"), OK("/mnt"),
+	  .ntiers = 2 },
+	{ A("/mnt", "--tier"), BAD("--tier needs a value") },
+	{ A("--tier", "bad", "/mnt"), BAD("bad tier 'bad': expected") },
+	{ A("--tier=", "/mnt"), BAD("bad tier '': expected") },
+	{ A("--tier=a=ram:1G", "--tier", "a=ram:2G", "/mnt"),
+	  BAD("duplicate tier name 'a'") },
+	/* --extent-size */
+	{ A("--extent-size", "64K", "/mnt"), OK("/mnt"),
+	  .extent_size = 64 * KiB },
+	{ A("--extent-size=64K", "/mnt"), OK("/mnt"), .extent_size = 64 * KiB },
+	{ A("--extent-size=4K", "/mnt"), OK("/mnt"), .extent_size = 4 * KiB },
+	{ A("--extent-size=1G", "/mnt"), OK("/mnt"), .extent_size = GiB },
+	{ A("--extent-size", "3000", "/mnt"),
+	  BAD("extent size '3000' must be a power of two between 4K and 1G") },
+	{ A("--extent-size=1K", "/mnt"),
+	  BAD("extent size '1K' must be a power of two") },
+	{ A("--extent-size=2G", "/mnt"),
+	  BAD("extent size '2G' must be a power of two") },
+	{ A("--extent-size=0", "/mnt"),
+	  BAD("extent size '0' must be a power of two") },
+	{ A("--extent-size=12Q", "/mnt"),
+	  BAD("cannot parse extent size '12Q'") },
+	{ A("--extent-size=", "/mnt"), BAD("cannot parse extent size ''") },
+	{ A("/mnt", "--extent-size"), BAD("--extent-size needs a value") },
+	/* -o */
+	{ A("-o", "allow_other,extent_size=2M", "/mnt"), OK("/mnt"),
+	  .fuse_opts = "allow_other", .extent_size = 2 * MiB },
+	{ A("-oallow_other,default_permissions", "/mnt"), OK("/mnt"),
+	  .fuse_opts = "allow_other,default_permissions" },
+	{ A("-o", "ro", "-o", "allow_other", "/mnt"), OK("/mnt"),
+	  .fuse_opts = "ro,allow_other" },
+	{ A("-o", ",ro,,", "/mnt"), OK("/mnt"), .fuse_opts = "ro" },
+	{ A("-o", "tier=ram=ram:1G", "/mnt"), OK("/mnt"), .ntiers = 1 },
+	{ A("-o", "tier=a=file:/x:1G,tier=b=ram:1G,ro", "/mnt"), OK("/mnt"),
+	  .fuse_opts = "ro", .ntiers = 2 },
+	{ A("-o", "extent_size=3000", "/mnt"),
+	  BAD("extent size '3000' must be a power of two") },
+	{ A("-o", "extent_size=", "/mnt"), BAD("cannot parse extent size ''") },
+	{ A("-o", "tier=", "/mnt"), BAD("bad tier '': expected") },
+	{ A("-o", "tier=x=disk:1G", "/mnt"), BAD("unknown tier kind 'disk'") },
+	{ A("/mnt", "-o"), BAD("-o needs a value") },
+	/* flags */
+	{ A("-f", "/mnt"), OK("/mnt"), .fg = true },
+	{ A("-d", "/mnt"), OK("/mnt"), .fg = true, .debug = true },
+	{ A("-s", "/mnt"), OK("/mnt"), .single = true },
+	{ A("-h"), OK(NULL), .help = true },
+	{ A("--help"), OK(NULL), .help = true },
+	{ A("-h", "/mnt"), OK(NULL), .help = true }, /* help wins */
+	{ A("-V"), OK(NULL), .version = true },
+	{ A("--version"), OK(NULL), .version = true },
+	/* unknown options */
+	{ A("-x", "/mnt"), BAD("unknown option '-x' (see tierfs --help)") },
+	{ A("--bogus", "/mnt"), BAD("unknown option '--bogus'") },
+	{ A("--tiers=a=ram:1G", "/mnt"), BAD("unknown option '--tiers=") },
+	{ A("--extent-sizes=64K", "/mnt"),
+	  BAD("unknown option '--extent-sizes=64K'") },
+	{ A("-fd", "/mnt"), BAD("unknown option '-fd'") },
+	/* everything together, positionals between options */
+	{ A("-f", "--tier", "a=ram:1G", "/etc/t.conf", "-o", "allow_other",
+	    "--extent-size=256K", "/mnt", "-s"),
+	  OK("/mnt"), .config = "/etc/t.conf", .fuse_opts = "allow_other",
+	  .extent_size = 256 * KiB, .ntiers = 1, .fg = true, .single = true },
+};
+
+#undef A
+#undef OK
+#undef BAD
+
+START_TEST(test_options_parse_args_table)
+{
+	const struct args_case *c = &args_cases[_i];
+	char err[OPT_ERR_MAX] = "";
+	int r;
+
+	r = t_parse_args(c->argv, err, sizeof(err));
+	ck_assert_msg(r == c->ret, "case %d: ret %d, want %d (%s)", _i, r,
+		      c->ret, err);
+	if (r < 0) {
+		t_assert_err(err, c->err);
+	} else {
+		ck_assert_pstr_eq(opt.mountpoint, c->mountpoint);
+		ck_assert_pstr_eq(opt.config_file, c->config);
+		ck_assert_pstr_eq(opt.fuse_opts, c->fuse_opts);
+		ck_assert_uint_eq(opt.extent_size, c->extent_size);
+		ck_assert_uint_eq(opt.ntiers, c->ntiers);
+		ck_assert_int_eq(opt.foreground, c->fg);
+		ck_assert_int_eq(opt.debug, c->debug);
+		ck_assert_int_eq(opt.single_thread, c->single);
+		ck_assert_int_eq(opt.show_help, c->help);
+		ck_assert_int_eq(opt.show_version, c->version);
+	}
+	/* opt_teardown releases whatever was parsed, even on failure */
+}
+END_TEST
+
+START_TEST(test_options_parse_args_tier_contents)
+{
+	static const char *const args[] = {
+		"--tier", "fast=ram:8G", "-o", "tier=slow=file:/a:b:400G",
+		"/mnt",	  NULL
+	};
+	char err[OPT_ERR_MAX] = "";
+
+	ck_assert_int_eq(t_parse_args(args, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.ntiers, 2);
+	ck_assert_str_eq(opt.tiers[0].name, "fast");
+	ck_assert_int_eq(opt.tiers[0].kind, TIER_RAM);
+	ck_assert_ptr_null(opt.tiers[0].path);
+	ck_assert_uint_eq(opt.tiers[0].size, 8 * GiB);
+	ck_assert_str_eq(opt.tiers[1].name, "slow");
+	ck_assert_int_eq(opt.tiers[1].kind, TIER_FILE);
+	ck_assert_str_eq(opt.tiers[1].path, "/a:b");
+	ck_assert_uint_eq(opt.tiers[1].size, 400 * GiB);
+}
+END_TEST
+
+/* ---- options_load_config ----------------------------------------- */
+
+static char tmpdir[64];
+static char conf_path[128];
+
+static void conf_setup(void)
+{
+	opt_setup();
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_options.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(conf_path, sizeof(conf_path), "%s/tierfs.conf", tmpdir);
+}
+
+static void conf_teardown(void)
+{
+	(void)unlink(conf_path);
+	(void)rmdir(tmpdir);
+	opt_teardown();
+}
+
+/* Write @text as the config file and point opt.config_file at it. */
+static void t_write_conf(const char *text)
+{
+	FILE *f = fopen(conf_path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	free(opt.config_file);
+	opt.config_file = strdup(conf_path);
+	ck_assert_ptr_nonnull(opt.config_file);
+}
+
+static const char good_conf[] = "; tierfs example\n"
+				"[global]\n"
+				"extent_size = 2M\n"
+				"options = allow_other\n"
+				"\n"
+				"# the fast tier first\n"
+				"[tier.fast]\n"
+				"kind = ram\n"
+				"size = 1G\n"
+				"\n"
+				"[tier.slow]\n"
+				"kind = file\n"
+				"path = /scratch/slow\n"
+				"size = 100G\n";
+
+START_TEST(test_options_load_config_good)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	t_write_conf(good_conf);
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.extent_size, 2 * MiB);
+	ck_assert_pstr_eq(opt.fuse_opts, "allow_other");
+	ck_assert_uint_eq(opt.ntiers, 2);
+	ck_assert_str_eq(opt.tiers[0].name, "fast");
+	ck_assert_int_eq(opt.tiers[0].kind, TIER_RAM);
+	ck_assert_ptr_null(opt.tiers[0].path);
+	ck_assert_uint_eq(opt.tiers[0].size, GiB);
+	ck_assert_str_eq(opt.tiers[1].name, "slow");
+	ck_assert_int_eq(opt.tiers[1].kind, TIER_FILE);
+	ck_assert_pstr_eq(opt.tiers[1].path, "/scratch/slow");
+	ck_assert_uint_eq(opt.tiers[1].size, 100 * GiB);
+}
+END_TEST
+
+/* The command line's tiers and extent size win; -o options add up. */
+START_TEST(test_options_load_config_cmdline_wins)
+{
+	static const char *const args[] = { "--tier",
+					    "mine=file:/m:8G",
+					    "-o",
+					    "ro",
+					    "--extent-size=64K",
+					    "conf",
+					    "/mnt",
+					    NULL };
+	char err[OPT_ERR_MAX] = "";
+
+	ck_assert_int_eq(t_parse_args(args, err, sizeof(err)), 0);
+	ck_assert_pstr_eq(opt.config_file, "conf");
+	t_write_conf(good_conf);
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.ntiers, 1);
+	ck_assert_str_eq(opt.tiers[0].name, "mine");
+	ck_assert_pstr_eq(opt.tiers[0].path, "/m");
+	ck_assert_uint_eq(opt.extent_size, 64 * KiB);
+	ck_assert_pstr_eq(opt.fuse_opts, "ro,allow_other");
+}
+END_TEST
+
+START_TEST(test_options_load_config_empty_file)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	t_write_conf("");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.ntiers, 0);
+	ck_assert_uint_eq(opt.extent_size, 0);
+	ck_assert_ptr_null(opt.fuse_opts);
+}
+END_TEST
+
+START_TEST(test_options_load_config_missing_file)
+{
+	char err[OPT_ERR_MAX] = "";
+	char want[256];
+
+	opt.config_file = strdup("/nonexistent/tierfs.conf");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "cannot read config file '%s': %s",
+		 "/nonexistent/tierfs.conf", strerror(ENOENT));
+	t_assert_err(err, want);
+	ck_assert_uint_eq(opt.ntiers, 0);
+}
+END_TEST
+
+/*
+ * Bad files.  @part must appear in the message; @line, when not 0, is
+ * the line the message must name ("PATH: line N: ...").
+ */
+static const struct bad_conf {
+	const char *text;
+	int line;
+	const char *part;
+} bad_confs[] = {
+	{ "[bogus]\nkey = 1\n", 2,
+	  "unknown section '[bogus]': use [global] or [tier.NAME]" },
+	{ "[global]\nextent_size = 1M\nfoo = 1\n", 3,
+	  "unknown key 'foo' in [global]" },
+	{ "[tier.a]\nkind = ram\ncolour = red\nsize = 1G\n", 3,
+	  "unknown key 'colour' in [tier.a]: use kind, path, size" },
+	{ "[global]\nextent_size = 3000\n", 2,
+	  "extent size '3000' must be a power of two" },
+	{ "[global]\nextent_size = 12Q\n", 2,
+	  "cannot parse extent size '12Q'" },
+	{ "[global]\noptions = extent_size=1K\n", 2,
+	  "extent size '1K' must be a power of two" },
+	{ "[tier.a]\nkind = disk\n", 2, "unknown tier kind 'disk'" },
+	{ "[tier.a]\nkind = ram\nsize = 12Q\n", 3,
+	  "cannot parse tier size '12Q'" },
+	{ "[tier.a]\nkind = ram\nsize = 0\n", 3, "tier 'a' has size zero" },
+	{ "[tier.]\nkind = ram\n", 2, "bad tier section name '[tier.]'" },
+	{ "[tier." NAME32 "x]\nkind = ram\n", 2, "bad tier section name" },
+	{ "[tier.a b]\nkind = ram\nsize = 1G\n", 2, "bad tier name 'a b'" },
+	{ "[tier.a/b]\nkind = ram\nsize = 1G\n", 2, "bad tier name 'a/b'" },
+	/* missing keys, found when the section ends: at the end of file */
+	{ "[tier.a]\nsize = 1G\n", 0, "tier 'a' has no kind" },
+	{ "[tier.a]\nkind = ram\n", 0, "tier 'a' has no size" },
+	{ "[tier.a]\nkind = file\nsize = 1G\n", 0, "tier 'a' has no path" },
+	{ "[tier.a]\nkind = file\npath = /p\n", 0, "tier 'a' has no size" },
+	{ "[tier.a]\nkind = ram\npath = /p\nsize = 1G\n", 0,
+	  "tier 'a': a ram tier takes no path" },
+	{ "[tier.a]\npath = /p\nsize = 1G\n", 0, "tier 'a' has no kind" },
+	/* ... or when the next section starts */
+	{ "[tier.a]\nsize = 1G\n[tier.b]\nkind = ram\nsize = 1G\n", 4,
+	  "tier 'a' has no kind" },
+	{ "[tier.a]\nkind = ram\npath = /p\nsize = 1G\n[global]\n"
+	  "extent_size = 1M\n",
+	  6, "tier 'a': a ram tier takes no path" },
+	{ "[tier.a]\nkind = file\npath = /p\n[tier.b]\nkind = ram\n", 5,
+	  "tier 'a' has no size" },
+	/* duplicates and too many */
+	{ "[tier.a]\nkind = ram\nsize = 1G\n[tier.b]\nkind = ram\nsize = 1G\n"
+	  "[tier.a]\nkind = ram\nsize = 2G\n",
+	  0, "duplicate tier name 'a'" },
+	{ "[tier.a]\nkind = file\npath = /p\nsize = 1G\n[tier.b]\nkind = file\n"
+	  "path = /p\nsize = 1G\n",
+	  0, "tiers 'a' and 'b' use the same path '/p'" },
+	/* syntax */
+	{ "[global]\nthis line has no equals sign\n", 2, "syntax error" },
+	{ "[global\nextent_size = 1M\n", 1, "" },
+	/* the first error wins; later lines do not overwrite it */
+	{ "[global]\nfoo = 1\nbar = 2\n[bogus]\nx = 1\n", 2,
+	  "unknown key 'foo' in [global]" },
+};
+
+START_TEST(test_options_load_config_bad)
+{
+	const struct bad_conf *c = &bad_confs[_i];
+	char err[OPT_ERR_MAX] = "";
+	int r;
+
+	t_write_conf(c->text);
+	r = options_load_config(&opt, err, sizeof(err));
+	ck_assert_msg(r == -EINVAL, "case %d: ret %d (%s)", _i, r, err);
+	t_assert_err_has(err, c->part);
+	if (c->line) {
+		char want[256];
+
+		snprintf(want, sizeof(want), "%s: line %d: ", conf_path,
+			 c->line);
+		t_assert_err(err, want);
+	}
+	/* nothing of a bad file is kept */
+	ck_assert_uint_eq(opt.ntiers, 0);
+	ck_assert_uint_eq(opt.extent_size, 0);
+	ck_assert_ptr_null(opt.fuse_opts);
+}
+END_TEST
+
+/* ---- options_finish ---------------------------------------------- */
+
+/*
+ * No tiers given: the embedded default stack, a RAM tier of a quarter of
+ * memory (whole extents) first, then possibly a file tier.
+ */
+START_TEST(test_options_finish_defaults)
+{
+	char err[OPT_ERR_MAX] = "";
+	uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+		       (uint64_t)sysconf(_SC_PAGESIZE);
+	int r;
+
+	r = options_finish(&opt, err, sizeof(err));
+	ck_assert_msg(r == 0, "options_finish: %d (%s)", r, err);
+	ck_assert_uint_eq(opt.extent_size, DEFAULT_EXTENT_SIZE);
+	ck_assert_uint_eq(opt.extent_size, MiB);
+	ck_assert_uint_ge(opt.ntiers, 1);
+	ck_assert_str_eq(opt.tiers[0].name, "ram");
+	ck_assert_int_eq(opt.tiers[0].kind, TIER_RAM);
+	ck_assert_ptr_null(opt.tiers[0].path);
+	ck_assert_uint_le(opt.tiers[0].size, mem / 4);
+	ck_assert_uint_gt(opt.tiers[0].size, mem / 4 - opt.extent_size);
+	for (unsigned i = 0; i < opt.ntiers; i++) {
+		ck_assert_uint_ge(opt.tiers[i].size, opt.extent_size);
+		ck_assert_uint_eq(opt.tiers[i].size % opt.extent_size, 0);
+		if (opt.tiers[i].kind != TIER_RAM)
+			ck_assert_ptr_nonnull(opt.tiers[i].path);
+	}
+}
+END_TEST
+
+START_TEST(test_options_finish_keeps_given)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	opt.extent_size = 64 * KiB;
+	ck_assert_int_eq(t_add("a=file:/p:1G", err, sizeof(err)), 0);
+	ck_assert_int_eq(t_add("b=ram:64K", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_finish(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.extent_size, 64 * KiB);
+	ck_assert_uint_eq(opt.ntiers, 2); /* no default tier added */
+	ck_assert_str_eq(opt.tiers[0].name, "a");
+	ck_assert_str_eq(opt.tiers[1].name, "b");
+}
+END_TEST
+
+START_TEST(test_options_finish_tier_below_extent)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	ck_assert_int_eq(t_add("big=ram:1G", err, sizeof(err)), 0);
+	ck_assert_int_eq(t_add("small=file:/s:512K", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_finish(&opt, err, sizeof(err)), -EINVAL);
+	t_assert_err(err,
+		     "tier 'small' (512K) is smaller than one extent (1M)");
+
+	/* the same check against an explicit extent size */
+	options_release(&opt);
+	opt.extent_size = 8 * MiB;
+	ck_assert_int_eq(t_add("t=ram:4M", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_finish(&opt, err, sizeof(err)), -EINVAL);
+	t_assert_err(err, "tier 't' (4M) is smaller than one extent (8M)");
+}
+END_TEST
+
+/* ---- options_release --------------------------------------------- */
+
+START_TEST(test_options_release_frees_everything)
+{
+	static const char *const args[] = { "--tier", "a=file:/p:1G",
+					    "--tier", "b=pmem:/q:1G",
+					    "-o",     "allow_other,ro",
+					    "conf",   "/mnt",
+					    NULL };
+	char err[OPT_ERR_MAX] = "";
+	struct tierfs_options zero;
+
+	ck_assert_int_eq(t_parse_args(args, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(opt.config_file);
+	ck_assert_ptr_nonnull(opt.fuse_opts);
+	options_release(&opt);
+	memset(&zero, 0, sizeof(zero));
+	ck_assert(!memcmp(&opt, &zero, sizeof(opt)));
+	/* releasing twice, or a zeroed struct, is harmless */
+	options_release(&opt);
+	options_release(&zero);
+}
+END_TEST
+
+/* A parse that fails half way leaves only what options_release frees. */
+START_TEST(test_options_release_after_failure)
+{
+	static const char *const args[] = { "--tier", "a=file:/p:1G",
+					    "-o",     "ro",
+					    "--tier", "b=file:/p:1G",
+					    "/mnt",   NULL };
+	char err[OPT_ERR_MAX] = "";
+
+	ck_assert_int_eq(t_parse_args(args, err, sizeof(err)), -EINVAL);
+	t_assert_err(err, "tiers 'a' and 'b' use the same path '/p'");
+	ck_assert_uint_eq(opt.ntiers, 1);
+	/* opt_teardown frees tier a's path and the -o string (ASan) */
+}
+END_TEST
+
+static Suite *options_suite(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc;
+
+	tc = tcase_create("parse_tier");
+	tcase_set_timeout(tc, 10);
+	tcase_add_loop_test(tc, test_options_parse_tier_good, 0,
+			    ARRAY_SIZE(good_tiers));
+	tcase_add_loop_test(tc, test_options_parse_tier_bad, 0,
+			    ARRAY_SIZE(bad_tiers));
+	tcase_add_test(tc, test_options_parse_tier_short_err);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("add_tier");
+	tcase_add_checked_fixture(tc, opt_setup, opt_teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_options_add_tier_takes_path);
+	tcase_add_test(tc, test_options_add_tier_duplicate_name);
+	tcase_add_test(tc, test_options_add_tier_duplicate_path);
+	tcase_add_test(tc, test_options_add_tier_too_many);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("parse_args");
+	tcase_add_checked_fixture(tc, opt_setup, opt_teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_loop_test(tc, test_options_parse_args_table, 0,
+			    ARRAY_SIZE(args_cases));
+	tcase_add_test(tc, test_options_parse_args_tier_contents);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("load_config");
+	tcase_add_checked_fixture(tc, conf_setup, conf_teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_options_load_config_good);
+	tcase_add_test(tc, test_options_load_config_cmdline_wins);
+	tcase_add_test(tc, test_options_load_config_empty_file);
+	tcase_add_test(tc, test_options_load_config_missing_file);
+	tcase_add_loop_test(tc, test_options_load_config_bad, 0,
+			    ARRAY_SIZE(bad_confs));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("finish");
+	tcase_add_checked_fixture(tc, opt_setup, opt_teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_options_finish_defaults);
+	tcase_add_test(tc, test_options_finish_keeps_given);
+	tcase_add_test(tc, test_options_finish_tier_below_extent);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("release");
+	tcase_add_checked_fixture(tc, opt_setup, opt_teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_options_release_frees_everything);
+	tcase_add_test(tc, test_options_release_after_failure);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(options_suite());
+	int nfailed;
+
+	srunner_run_all(sr, CK_ENV);
+	nfailed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,1343 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_tier_file.c -- Check suite for the file tier (tiers/tier_file.c)
+ * and its io_uring engine (tiers/uring.c): path checks at open, the
+ * private directory and slab file and their removal, data at unaligned
+ * offsets and across many slots, zeroed and punched slots, large
+ * requests split over many SQEs, the pread()/pwrite() fallback, writers
+ * on several threads (one ring each, freed at thread exit), fork(), and
+ * errors: injected faults, kernel errors passed through from cqe->res
+ * (EFAULT, ENOSPC), and a slab file removed or truncated behind the
+ * tier's back.
+ *
+ * Each test gets a fresh directory (checked fixture) inside a per-case
+ * directory that the unchecked fixture removes in the parent process, so
+ * nothing is left behind even when a test dies.  Tests that need to
+ * mount (a read-only or tiny tmpfs) do so in a private mount namespace
+ * of the forked test process and are skipped, with a TAP comment, when
+ * that is not allowed or CK_FORK=no.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tier.h"
+#include "uring.h"
+#include "faulty_tier.h"
+#include "banned.h"
+
+#define EXT (256u * 1024) /* one SQE (URING_CHUNK) per full-slot request */
+#define NSLOTS 16u
+
+/* Per-case base directory (unchecked fixture, made in the parent). */
+static char t_base[4096];
+/* Per-test directory (checked fixture) and the tier made in it. */
+static char t_dir[4096];
+static struct tier *t;
+
+/* ------------------------------------------------------------------ */
+/* helpers */
+
+static int t_rm_entry(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		(void)rmdir(path);
+	else
+		(void)unlink(path);
+	return 0;
+}
+
+static void t_rm_rf(const char *path)
+{
+	(void)nftw(path, t_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void setup_base(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	int n;
+
+	n = snprintf(t_base, sizeof(t_base), "%s/test_tier_file.XXXXXX",
+		     tmp && *tmp ? tmp : "/tmp");
+	ck_assert_int_lt(n, (int)sizeof(t_base));
+	ck_assert_ptr_nonnull(mkdtemp(t_base));
+}
+
+static void teardown_base(void)
+{
+	t_rm_rf(t_base);
+}
+
+static void setup_dir(void)
+{
+	int n = snprintf(t_dir, sizeof(t_dir), "%s/t-XXXXXX", t_base);
+
+	ck_assert_int_lt(n, (int)sizeof(t_dir));
+	ck_assert_ptr_nonnull(mkdtemp(t_dir));
+	t = NULL;
+}
+
+static void teardown_dir(void)
+{
+	t = tier_free(t);
+	t_rm_rf(t_dir);
+}
+
+static void setup_tier(void)
+{
+	setup_dir();
+	ck_assert_int_eq(tier_create("file", TIER_FILE, t_dir,
+				     (uint64_t)NSLOTS * EXT, EXT, &t),
+			 0);
+	ck_assert_ptr_nonnull(t);
+}
+
+/* A TAP comment: Check 0.15 has no "skip" result. */
+static void t_skip(const char *why)
+{
+	printf("# skipped: %s\n", why);
+	fflush(stdout);
+}
+
+static bool t_forking(void)
+{
+	const char *f = getenv("CK_FORK");
+
+	return !(f && !strcmp(f, "no"));
+}
+
+/*
+ * Give this (forked) test process its own mount namespace so it can
+ * mount on t_dir without anyone else seeing it.  False if not allowed.
+ */
+static bool t_private_mounts(void)
+{
+	if (!t_forking())
+		return false;
+	if (unshare(CLONE_NEWNS) < 0)
+		return false;
+	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
+}
+
+/* Number of entries in @dir, not counting "." and "..". */
+static int t_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Path of the only entry of @dir into @out (asserted to exist). */
+static void t_only_entry(const char *dir, char *out, size_t size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		ck_assert_int_lt(snprintf(out, size, "%s/%s", dir, de->d_name),
+				 (int)size);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_eq(n, 1);
+}
+
+/* Path of the tier's slab file in t_dir. */
+static void t_slab_path(char *out, size_t size)
+{
+	char priv[4096];
+
+	t_only_entry(t_dir, priv, sizeof(priv));
+	t_only_entry(priv, out, size);
+}
+
+/* Byte @i of the pattern with @seed; never 0 so it differs from a hole. */
+static unsigned char t_pat(uint64_t i, unsigned seed)
+{
+	return (unsigned char)((i * 131 + seed * 7 + (i >> 12)) % 251 + 1);
+}
+
+static void t_fill(unsigned char *buf, size_t len, uint64_t base,
+		   unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = t_pat(base + i, seed);
+}
+
+/* Index of the first byte of @buf that is not the pattern, or -1. */
+static long t_check(const unsigned char *buf, size_t len, uint64_t base,
+		    unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != t_pat(base + i, seed))
+			return (long)i;
+	return -1;
+}
+
+/* Index of the first non-zero byte of @buf, or -1. */
+static long t_nonzero(const unsigned char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i])
+			return (long)i;
+	return -1;
+}
+
+static void *t_xmalloc(size_t len)
+{
+	void *p = malloc(len ? len : 1);
+
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+static void t_write_slot(struct tier *tt, uint32_t slot, unsigned seed)
+{
+	unsigned char *buf = t_xmalloc(tt->extent_size);
+
+	t_fill(buf, tt->extent_size, 0, seed);
+	ck_assert_int_eq(tier_write(tt, slot, 0, buf, tt->extent_size),
+			 (ssize_t)tt->extent_size);
+	free(buf);
+}
+
+static void t_assert_slot_pattern(struct tier *tt, uint32_t slot,
+				  unsigned seed)
+{
+	unsigned char *buf = t_xmalloc(tt->extent_size);
+	long at;
+
+	memset(buf, 0, tt->extent_size);
+	ck_assert_int_eq(tier_read(tt, slot, 0, buf, tt->extent_size),
+			 (ssize_t)tt->extent_size);
+	at = t_check(buf, tt->extent_size, 0, seed);
+	ck_assert_msg(at < 0, "slot %u byte %ld: 0x%02x, want 0x%02x", slot,
+		      at, at < 0 ? 0 : buf[at],
+		      at < 0 ? 0 : t_pat((uint64_t)at, seed));
+	free(buf);
+}
+
+static void t_assert_slot_zero(struct tier *tt, uint32_t slot)
+{
+	unsigned char *buf = t_xmalloc(tt->extent_size);
+	long at;
+
+	memset(buf, 0xee, tt->extent_size);
+	ck_assert_int_eq(tier_read(tt, slot, 0, buf, tt->extent_size),
+			 (ssize_t)tt->extent_size);
+	at = t_nonzero(buf, tt->extent_size);
+	ck_assert_msg(at < 0, "slot %u: byte %ld is 0x%02x, want 0", slot, at,
+		      at < 0 ? 0 : buf[at]);
+	free(buf);
+}
+
+/* Allocate every slot of @tt into @slots, checking the counts. */
+static void t_alloc_all(struct tier *tt, uint32_t *slots)
+{
+	for (uint32_t i = 0; i < tt->nslots; i++) {
+		ck_assert_int_eq(tier_slot_alloc(tt, &slots[i]), 0);
+		ck_assert_uint_lt(slots[i], tt->nslots);
+		for (uint32_t j = 0; j < i; j++)
+			ck_assert_uint_ne(slots[i], slots[j]);
+		ck_assert_uint_eq(tier_used_slots(tt), i + 1);
+	}
+}
+
+static uint64_t t_avail(const char *path)
+{
+	struct statvfs vfs;
+
+	ck_assert_int_eq(statvfs(path, &vfs), 0);
+	return (uint64_t)vfs.f_bavail * vfs.f_frsize;
+}
+
+/* ------------------------------------------------------------------ */
+/* open */
+
+START_TEST(test_tier_file_open_makes_private_slab)
+{
+	char priv[4096], slab[4096];
+	struct stat st;
+	const char *base;
+
+	ck_assert_int_eq(tier_create("nvme-0", TIER_FILE, t_dir,
+				     (uint64_t)NSLOTS * EXT + 100, EXT, &t),
+			 0);
+	ck_assert_str_eq(t->path, t_dir);
+	ck_assert_uint_eq(t->nslots, NSLOTS);
+	ck_assert_ptr_nonnull(t->priv);
+	ck_assert_str_eq(tier_file_ops.kind_name, "file");
+
+	t_only_entry(t_dir, priv, sizeof(priv));
+	base = strrchr(priv, '/') + 1;
+	ck_assert_msg(!strncmp(base, "tierfs-nvme-0-", 14),
+		      "private dir '%s' not named tierfs-NAME-XXXXXX", base);
+	ck_assert_uint_eq(strlen(base), 14 + 6);
+	ck_assert_int_eq(lstat(priv, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+
+	t_only_entry(priv, slab, sizeof(slab));
+	ck_assert_int_eq(lstat(slab, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(st.st_size, (off_t)NSLOTS * EXT);
+	/* sparse: a fresh tier costs no disk space */
+	ck_assert_int_eq(st.st_blocks, 0);
+
+	t = tier_free(t);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+	ck_assert_int_eq(access(priv, F_OK), -1);
+}
+END_TEST
+
+/* The modes do not depend on the umask of the mounting process. */
+START_TEST(test_tier_file_open_modes_ignore_umask)
+{
+	char priv[4096], slab[4096];
+	struct stat st;
+
+	(void)umask(0777);
+	ck_assert_int_eq(tier_create("u", TIER_FILE, t_dir, EXT, EXT, &t), 0);
+	t_only_entry(t_dir, priv, sizeof(priv));
+	ck_assert_int_eq(stat(priv, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+	t_only_entry(priv, slab, sizeof(slab));
+	ck_assert_int_eq(stat(slab, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	(void)umask(022);
+}
+END_TEST
+
+/* Two tiers in one directory get separate private directories. */
+START_TEST(test_tier_file_open_two_tiers_one_dir)
+{
+	struct tier *t2 = NULL;
+	uint32_t a, b;
+
+	ck_assert_int_eq(tier_create("a", TIER_FILE, t_dir, 4 * EXT, EXT, &t),
+			 0);
+	ck_assert_int_eq(tier_create("b", TIER_FILE, t_dir, 4 * EXT, EXT, &t2),
+			 0);
+	ck_assert_int_eq(t_count_entries(t_dir), 2);
+	ck_assert_int_eq(tier_slot_alloc(t, &a), 0);
+	ck_assert_int_eq(tier_slot_alloc(t2, &b), 0);
+	ck_assert_uint_eq(a, b);
+	t_write_slot(t, a, 1);
+	t_write_slot(t2, b, 2);
+	t_assert_slot_pattern(t, a, 1);
+	t_assert_slot_pattern(t2, b, 2);
+	t2 = tier_free(t2);
+	ck_assert_int_eq(t_count_entries(t_dir), 1);
+	t_assert_slot_pattern(t, a, 1);
+}
+END_TEST
+
+/* A symlink to a directory is as good as the directory. */
+START_TEST(test_tier_file_open_symlink_to_dir)
+{
+	char link[4096], sub[4096];
+
+	ck_assert_int_lt(snprintf(sub, sizeof(sub), "%s/real", t_dir),
+			 (int)sizeof(sub));
+	ck_assert_int_lt(snprintf(link, sizeof(link), "%s/link", t_dir),
+			 (int)sizeof(link));
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	ck_assert_int_eq(symlink("real", link), 0);
+	ck_assert_int_eq(tier_create("l", TIER_FILE, link, EXT, EXT, &t), 0);
+	ck_assert_int_eq(t_count_entries(sub), 1);
+	t = tier_free(t);
+	ck_assert_int_eq(t_count_entries(sub), 0);
+}
+END_TEST
+
+static const struct bad_path_case {
+	const char *suffix; /* appended to t_dir; NULL: use @abs */
+	const char *abs;
+	int want;
+} bad_path_cases[] = {
+	{ "/missing", NULL, -ENOENT },
+	{ "/missing/deeper", NULL, -ENOENT },
+	{ "/dangling", NULL, -ENOENT },	   /* symlink to nowhere */
+	{ "/file", NULL, -ENOTDIR },	   /* a regular file */
+	{ "/file/sub", NULL, -ENOTDIR },   /* below a regular file */
+	{ "/fifo", NULL, -ENOTDIR },
+	{ "/devnull", NULL, -ENOTDIR },	   /* symlink to a device */
+	{ NULL, "", -EINVAL },		   /* tier_create() refuses */
+	{ NULL, "/nonexistent-tierfs-test-dir", -ENOENT },
+	/*
+	 * /proc passes access(W_OK) for root but refuses to create
+	 * anything: the real create test catches it.
+	 */
+	{ NULL, "/proc", -EACCES },
+};
+
+START_TEST(test_tier_file_open_bad_path)
+{
+	const struct bad_path_case *c = &bad_path_cases[_i];
+	struct tier *sentinel = (struct tier *)&bad_path_cases;
+	struct tier *nt = sentinel;
+	char path[4096], p2[4096];
+	int fd, r;
+
+	/* the things the cases point at */
+	ck_assert_int_lt(snprintf(p2, sizeof(p2), "%s/file", t_dir),
+			 (int)sizeof(p2));
+	fd = open(p2, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_lt(snprintf(p2, sizeof(p2), "%s/dangling", t_dir),
+			 (int)sizeof(p2));
+	ck_assert_int_eq(symlink("nowhere", p2), 0);
+	ck_assert_int_lt(snprintf(p2, sizeof(p2), "%s/fifo", t_dir),
+			 (int)sizeof(p2));
+	ck_assert_int_eq(mkfifo(p2, 0600), 0);
+	ck_assert_int_lt(snprintf(p2, sizeof(p2), "%s/devnull", t_dir),
+			 (int)sizeof(p2));
+	ck_assert_int_eq(symlink("/dev/null", p2), 0);
+
+	if (c->suffix)
+		ck_assert_int_lt(snprintf(path, sizeof(path), "%s%s", t_dir,
+					  c->suffix),
+				 (int)sizeof(path));
+	else
+		ck_assert_int_lt(snprintf(path, sizeof(path), "%s", c->abs),
+				 (int)sizeof(path));
+	r = tier_create("bad", TIER_FILE, path, 4 * EXT, EXT, &nt);
+	ck_assert_msg(r == c->want, "'%s': got %d (%s), want %d (%s)", path,
+		      r, strerror(-r), c->want, strerror(-c->want));
+	ck_assert_msg(nt == sentinel, "'%s': *ret_tier written on failure",
+		      path);
+	/* nothing was created in t_dir besides the fixtures above */
+	ck_assert_int_eq(t_count_entries(t_dir), 4);
+}
+END_TEST
+
+START_TEST(test_tier_file_open_null_path)
+{
+	ck_assert_int_eq(tier_create("n", TIER_FILE, NULL, EXT, EXT, &t),
+			 -EINVAL);
+	ck_assert_ptr_null(t);
+}
+END_TEST
+
+/*
+ * An unwritable directory.  Root passes access() everywhere except on a
+ * read-only mount, so as root this mounts a read-only tmpfs in a private
+ * namespace (-EROFS from access()); otherwise chmod 0555 does (-EACCES).
+ */
+START_TEST(test_tier_file_open_unwritable)
+{
+	char sub[4096];
+	int r;
+
+	ck_assert_int_lt(snprintf(sub, sizeof(sub), "%s/ro", t_dir),
+			 (int)sizeof(sub));
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	if (geteuid() != 0) {
+		ck_assert_int_eq(chmod(sub, 0555), 0);
+		r = tier_create("ro", TIER_FILE, sub, EXT, EXT, &t);
+		ck_assert_int_eq(r, -EACCES);
+		(void)chmod(sub, 0755);
+		return;
+	}
+	if (!t_private_mounts() ||
+	    mount("tmpfs", sub, "tmpfs", MS_RDONLY, "size=1m") < 0) {
+		t_skip("no read-only tmpfs for root (needs a private "
+		       "mount namespace and CK_FORK not 'no')");
+		return;
+	}
+	r = tier_create("ro", TIER_FILE, sub, EXT, EXT, &t);
+	ck_assert_msg(r == -EROFS || r == -EACCES, "got %d (%s)", r,
+		      strerror(-r));
+	ck_assert_ptr_null(t);
+	(void)umount(sub);
+}
+END_TEST
+
+/* A size beyond the free space is refused and leaves nothing behind. */
+START_TEST(test_tier_file_open_larger_than_free_space)
+{
+	uint32_t ext = 1u << 20;
+	uint64_t avail = t_avail(t_dir), size;
+
+	/* keep the slot count within uint32_t on a huge filesystem */
+	while ((avail / ext) >= UINT32_MAX / 2)
+		ext <<= 1;
+	size = (avail / ext + 64) * (uint64_t)ext;
+	ck_assert_int_eq(tier_create("big", TIER_FILE, t_dir, size, ext, &t),
+			 -ENOSPC);
+	ck_assert_ptr_null(t);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+
+	/* a size that fits is fine (the slab is sparse) */
+	size = (avail / 4 / ext) * (uint64_t)ext;
+	if (size >= ext) {
+		ck_assert_int_eq(tier_create("fits", TIER_FILE, t_dir, size,
+					     ext, &t),
+				 0);
+		t = tier_free(t);
+	}
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+}
+END_TEST
+
+/* The free-space check on a small tmpfs, where the numbers are exact. */
+START_TEST(test_tier_file_open_free_space_on_tmpfs)
+{
+	uint64_t avail;
+
+	if (!t_private_mounts() ||
+	    mount("tmpfs", t_dir, "tmpfs", 0, "size=8m,mode=0755") < 0) {
+		t_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
+		       "private mount namespace and CK_FORK not 'no')");
+		return;
+	}
+	avail = t_avail(t_dir);
+	ck_assert_uint_eq(avail, 8u << 20);
+	ck_assert_int_eq(tier_create("x", TIER_FILE, t_dir, avail + 4096, 4096,
+				     &t),
+			 -ENOSPC);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+	ck_assert_int_eq(tier_create("x", TIER_FILE, t_dir, avail, 4096, &t),
+			 0);
+	t = tier_free(t);
+	(void)umount(t_dir);
+}
+END_TEST
+
+START_TEST(test_tier_file_free_after_backing_dir_removed)
+{
+	char priv[4096];
+
+	ck_assert_int_eq(tier_create("gone", TIER_FILE, t_dir, 4 * EXT, EXT,
+				     &t),
+			 0);
+	t_only_entry(t_dir, priv, sizeof(priv));
+	t_rm_rf(priv);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+	t = tier_free(t); /* must not crash or complain */
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* data */
+
+START_TEST(test_tier_file_fresh_slots_read_zeros)
+{
+	uint32_t slots[NSLOTS];
+
+	t_alloc_all(t, slots);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		t_assert_slot_zero(t, slots[i]);
+}
+END_TEST
+
+static const struct range_case {
+	uint64_t off;
+	size_t len;
+} range_cases[] = {
+	{ 0, 1 },
+	{ 1, 1 },
+	{ 0, EXT },
+	{ 1, EXT - 1 },
+	{ 0, EXT - 1 },
+	{ 1, EXT - 2 },
+	{ 511, 2 },
+	{ 4095, 2 },
+	{ 4095, 4098 },
+	{ 3, 4097 },
+	{ 12345, 54321 },
+	{ 65535, 65538 },
+	{ EXT / 2 - 7, 13 },
+	{ EXT - 4096, 4096 },
+	{ EXT - 7, 7 },
+	{ EXT - 1, 1 },
+};
+
+/*
+ * Write a pattern at an unaligned range of a middle slot: the slot reads
+ * back the pattern inside the range and zeros outside it, neighbours
+ * stay zero, and an unaligned sub-range reads back too.
+ */
+START_TEST(test_tier_file_unaligned_write_read)
+{
+	const struct range_case *c = &range_cases[_i];
+	uint32_t slots[NSLOTS], mid = NSLOTS / 2;
+	unsigned char *in, *out;
+	long at;
+
+	t_alloc_all(t, slots);
+	in = t_xmalloc(c->len);
+	t_fill(in, c->len, c->off, 5);
+	ck_assert_int_eq(tier_write(t, slots[mid], c->off, in, c->len),
+			 (ssize_t)c->len);
+
+	out = t_xmalloc(EXT);
+	ck_assert_int_eq(tier_read(t, slots[mid], 0, out, EXT), EXT);
+	at = t_nonzero(out, c->off);
+	ck_assert_msg(at < 0, "byte %ld before the range is not zero", at);
+	at = t_check(out + c->off, c->len, c->off, 5);
+	ck_assert_msg(at < 0, "byte %ld of the range is wrong", at);
+	at = t_nonzero(out + c->off + c->len, EXT - c->off - c->len);
+	ck_assert_msg(at < 0, "byte %ld after the range is not zero", at);
+	free(out);
+
+	t_assert_slot_zero(t, slots[mid - 1]);
+	t_assert_slot_zero(t, slots[mid + 1]);
+
+	if (c->len >= 3) {
+		size_t sub = c->len / 3;
+
+		memset(in, 0, c->len);
+		ck_assert_int_eq(tier_read(t, slots[mid], c->off + sub, in,
+					   sub),
+				 (ssize_t)sub);
+		ck_assert_int_eq(t_check(in, sub, c->off + sub, 5), -1);
+	}
+	free(in);
+}
+END_TEST
+
+/*
+ * A pseudo-random mix of writes and read-backs at unaligned ranges in
+ * every slot, checked against an in-memory model of the whole tier.
+ */
+START_TEST(test_tier_file_random_io_matches_model)
+{
+	uint32_t slots[NSLOTS];
+	unsigned char *model, *buf;
+	uint64_t rnd = 0x9e3779b97f4a7c15ull;
+
+	t_alloc_all(t, slots);
+	model = t_xmalloc((size_t)NSLOTS * EXT);
+	memset(model, 0, (size_t)NSLOTS * EXT);
+	buf = t_xmalloc(EXT);
+	for (int op = 0; op < 3000; op++) {
+		uint32_t i, off;
+		size_t len;
+		unsigned char *m;
+
+		rnd ^= rnd << 13;
+		rnd ^= rnd >> 7;
+		rnd ^= rnd << 17;
+		i = (uint32_t)(rnd % NSLOTS);
+		off = (uint32_t)((rnd >> 8) % EXT);
+		/* mostly small, sometimes up to the rest of the slot */
+		len = (rnd >> 40) % 8 ? (rnd >> 28) % 9000 + 1
+				      : (rnd >> 28) % (EXT - off) + 1;
+		len = len > EXT - off ? EXT - off : len;
+		m = model + (size_t)slots[i] * EXT + off;
+		if ((rnd >> 50) % 3) {
+			t_fill(buf, len, (uint64_t)op * 977, (unsigned)op);
+			ck_assert_int_eq(tier_write(t, slots[i], off, buf,
+						    len),
+					 (ssize_t)len);
+			memcpy(m, buf, len);
+		} else {
+			ck_assert_int_eq(tier_read(t, slots[i], off, buf, len),
+					 (ssize_t)len);
+			ck_assert_msg(!memcmp(buf, m, len),
+				      "op %d: slot %u off %u len %zu differs",
+				      op, slots[i], off, len);
+		}
+	}
+	for (uint32_t i = 0; i < NSLOTS; i++) {
+		ck_assert_int_eq(tier_read(t, i, 0, buf, EXT), EXT);
+		ck_assert_msg(!memcmp(buf, model + (size_t)i * EXT, EXT),
+			      "slot %u differs at the end", i);
+	}
+	free(buf);
+	free(model);
+}
+END_TEST
+
+START_TEST(test_tier_file_freed_slot_reads_zeros_and_frees_space)
+{
+	uint32_t slots[NSLOTS], s;
+	char slab[4096];
+	struct stat st;
+
+	t_alloc_all(t, slots);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		t_write_slot(t, slots[i], i + 1);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		t_assert_slot_pattern(t, slots[i], i + 1);
+	ck_assert_int_eq(tier_sync(t), 0);
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(stat(slab, &st), 0);
+	ck_assert_int_ge(st.st_blocks * 512, (off_t)NSLOTS * EXT);
+
+	/* free one while the rest stay: LIFO hands the same slot back */
+	tier_slot_free(t, slots[3]);
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	ck_assert_uint_eq(s, slots[3]);
+	t_assert_slot_zero(t, s);
+	t_assert_slot_pattern(t, slots[2], 3);
+	t_assert_slot_pattern(t, slots[4], 5);
+
+	/* free all: the punched slab gives its blocks back */
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		tier_slot_free(t, slots[i]);
+	ck_assert_uint_eq(tier_used_slots(t), 0);
+	ck_assert_int_eq(stat(slab, &st), 0);
+	ck_assert_int_eq(st.st_size, (off_t)NSLOTS * EXT);
+	ck_assert_int_lt(st.st_blocks * 512, (off_t)EXT);
+	ck_assert_uint_eq(t->stats.io_errors, 0);
+	/* punching is no write */
+	ck_assert_uint_eq(t->stats.write_ops, NSLOTS);
+
+	t_alloc_all(t, slots);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		t_assert_slot_zero(t, slots[i]);
+}
+END_TEST
+
+START_TEST(test_tier_file_alloc_until_enospc)
+{
+	uint32_t slots[NSLOTS], extra = 4242;
+
+	for (int round = 0; round < 3; round++) {
+		t_alloc_all(t, slots);
+		ck_assert_int_eq(tier_slot_alloc(t, &extra), -ENOSPC);
+		ck_assert_uint_eq(extra, 4242);
+		ck_assert_uint_eq(tier_free_slots(t), 0);
+		for (uint32_t i = 0; i < NSLOTS; i++) {
+			tier_slot_free(t, slots[i]);
+			ck_assert_uint_eq(tier_used_slots(t), NSLOTS - i - 1);
+			ck_assert_uint_eq(tier_free_slots(t), i + 1);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_tier_file_zero_range)
+{
+	uint32_t s;
+	unsigned char *buf = t_xmalloc(EXT);
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	t_write_slot(t, s, 9);
+	ck_assert_int_eq(tier_zero(t, s, 100, 70000), 0);
+	ck_assert_int_eq(tier_read(t, s, 0, buf, EXT), EXT);
+	ck_assert_int_eq(t_check(buf, 100, 0, 9), -1);
+	ck_assert_int_eq(t_nonzero(buf + 100, 70000), -1);
+	ck_assert_int_eq(t_check(buf + 70100, EXT - 70100, 70100, 9), -1);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Extents much larger than URING_CHUNK: one request becomes many SQEs
+ * (4 MiB: 16 at once) or more than a ring holds (32 MiB: 128 pieces,
+ * URING_DEPTH in flight).  Full and unaligned ranges crossing piece
+ * boundaries.
+ */
+static const uint32_t big_extents[] = { 4u << 20, 32u << 20 };
+
+START_TEST(test_tier_file_large_requests_split)
+{
+	uint32_t ext = big_extents[_i];
+	unsigned char *buf, *back;
+	uint32_t s0, s1;
+	long at;
+
+	ck_assert_int_eq(tier_create("big", TIER_FILE, t_dir, 3ull * ext, ext,
+				     &t),
+			 0);
+	ck_assert_int_eq(tier_slot_alloc(t, &s0), 0);
+	ck_assert_int_eq(tier_slot_alloc(t, &s1), 0);
+	buf = t_xmalloc(ext);
+	back = t_xmalloc(ext);
+
+	t_fill(buf, ext, 0, 11);
+	ck_assert_int_eq(tier_write(t, s1, 0, buf, ext), (ssize_t)ext);
+	memset(back, 0, ext);
+	ck_assert_int_eq(tier_read(t, s1, 0, back, ext), (ssize_t)ext);
+	ck_assert_int_eq(t_check(back, ext, 0, 11), -1);
+
+	/* odd offset and length: every piece boundary is unaligned */
+	t_fill(buf, ext - 3, 1, 12);
+	ck_assert_int_eq(tier_write(t, s0, 1, buf, ext - 3),
+			 (ssize_t)(ext - 3));
+	memset(back, 0xee, ext);
+	ck_assert_int_eq(tier_read(t, s0, 0, back, ext), (ssize_t)ext);
+	ck_assert_uint_eq(back[0], 0);
+	at = t_check(back + 1, ext - 3, 1, 12);
+	ck_assert_msg(at < 0, "byte %ld differs", at);
+	ck_assert_uint_eq(back[ext - 2], 0);
+	ck_assert_uint_eq(back[ext - 1], 0);
+
+	/* a read starting inside a piece and ending inside another */
+	memset(back, 0, ext);
+	ck_assert_int_eq(tier_read(t, s1, URING_CHUNK - 5, back,
+				   3 * URING_CHUNK + 10),
+			 (ssize_t)(3 * URING_CHUNK + 10));
+	ck_assert_int_eq(t_check(back, 3 * URING_CHUNK + 10, URING_CHUNK - 5,
+				 11),
+			 -1);
+	t_assert_slot_zero(t, 2);
+	free(back);
+	free(buf);
+}
+END_TEST
+
+/* The pread()/pwrite() path used where the kernel refuses io_uring. */
+START_TEST(test_tier_file_sync_fallback)
+{
+	uint32_t slots[NSLOTS];
+
+	uring_set_sync_fallback(true);
+	t_alloc_all(t, slots);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		t_write_slot(t, slots[i], 20 + i);
+	uring_set_sync_fallback(false);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		t_assert_slot_pattern(t, slots[i], 20 + i);
+	uring_set_sync_fallback(true);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		t_assert_slot_pattern(t, slots[i], 20 + i);
+	tier_slot_free(t, slots[0]);
+	ck_assert_int_eq(tier_slot_alloc(t, &slots[0]), 0);
+	t_assert_slot_zero(t, slots[0]);
+	uring_set_sync_fallback(false);
+}
+END_TEST
+
+START_TEST(test_tier_file_sync)
+{
+	uint32_t s;
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	t_write_slot(t, s, 1);
+	ck_assert_int_eq(tier_sync(t), 0);
+	t_assert_slot_pattern(t, s, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* threads */
+
+#define MT_THREADS 8
+#define MT_SLOTS_EACH 4
+#define MT_ROUNDS 40
+
+static pthread_barrier_t mt_barrier;
+/*
+ * Least uring_live_rings() any thread saw between the barriers.  Relaxed:
+ * the check-then-store may lose a smaller value to a race, but every
+ * thread sees the same count there, so any value kept is the count.
+ */
+static unsigned mt_rings_min;
+
+struct mt_arg {
+	int id;
+	uint32_t slots[MT_SLOTS_EACH];
+	const char *err; /* first problem, or NULL */
+};
+
+static void *t_mt_writer(void *p)
+{
+	struct mt_arg *a = p;
+	unsigned char *buf = malloc(EXT), *back = malloc(EXT);
+	unsigned seen;
+
+	if (!buf || !back) {
+		a->err = "out of memory";
+		goto out;
+	}
+	/* first I/O makes this thread's ring */
+	t_fill(buf, EXT, 0, (unsigned)a->id * 100);
+	if (tier_write(t, a->slots[0], 0, buf, EXT) != EXT) {
+		a->err = "first write failed";
+		goto out;
+	}
+	/* all rings exist between the two barriers: none has exited */
+	(void)pthread_barrier_wait(&mt_barrier);
+	seen = uring_live_rings();
+	if (seen < __atomic_load_n(&mt_rings_min, __ATOMIC_RELAXED))
+		__atomic_store_n(&mt_rings_min, seen, __ATOMIC_RELAXED);
+	(void)pthread_barrier_wait(&mt_barrier);
+	for (int r = 0; r < MT_ROUNDS && !a->err; r++) {
+		unsigned seed = (unsigned)a->id * 100 + (unsigned)r;
+		uint32_t s = a->slots[r % MT_SLOTS_EACH];
+		uint64_t off = ((uint64_t)r * 4099) % (EXT / 2);
+		size_t len = EXT - off - (size_t)r;
+
+		t_fill(buf, len, off, seed);
+		if (tier_write(t, s, off, buf, len) != (ssize_t)len) {
+			a->err = "write failed";
+			break;
+		}
+		if (tier_read(t, s, off, back, len) != (ssize_t)len ||
+		    t_check(back, len, off, seed) >= 0) {
+			a->err = "read back differs";
+			break;
+		}
+		sched_yield();
+	}
+out:
+	free(buf);
+	free(back);
+	return NULL;
+}
+
+/*
+ * Writers on 8 threads, each on its own slots: data stays put, every
+ * thread had its own ring, and exiting threads free their rings.
+ */
+START_TEST(test_tier_file_concurrent_writers)
+{
+	pthread_t th[MT_THREADS];
+	struct mt_arg args[MT_THREADS];
+	unsigned before;
+	uint32_t s;
+
+	t = tier_free(t);
+	ck_assert_int_eq(tier_create("mt", TIER_FILE, t_dir,
+				     (uint64_t)MT_THREADS * MT_SLOTS_EACH * EXT,
+				     EXT, &t),
+			 0);
+	before = uring_live_rings();
+	mt_rings_min = UINT32_MAX;
+	ck_assert_int_eq(pthread_barrier_init(&mt_barrier, NULL, MT_THREADS),
+			 0);
+	memset(args, 0, sizeof(args));
+	for (int i = 0; i < MT_THREADS; i++) {
+		args[i].id = i;
+		for (int j = 0; j < MT_SLOTS_EACH; j++)
+			ck_assert_int_eq(tier_slot_alloc(t,
+							 &args[i].slots[j]),
+					 0);
+		ck_assert_int_eq(pthread_create(&th[i], NULL, t_mt_writer,
+						&args[i]),
+				 0);
+	}
+	for (int i = 0; i < MT_THREADS; i++) {
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+		ck_assert_msg(!args[i].err, "thread %d: %s", i, args[i].err);
+	}
+	pthread_barrier_destroy(&mt_barrier);
+	ck_assert_uint_eq(mt_rings_min, before + MT_THREADS);
+	/* key destructors ran before pthread_join() returned */
+	ck_assert_uint_eq(uring_live_rings(), before);
+	ck_assert_int_eq(tier_slot_alloc(t, &s), -ENOSPC);
+
+	/* the data of every thread's last round is still there */
+	for (int i = 0; i < MT_THREADS; i++) {
+		for (int r = MT_ROUNDS - MT_SLOTS_EACH; r < MT_ROUNDS; r++) {
+			unsigned char *back = t_xmalloc(EXT);
+			uint64_t off = ((uint64_t)r * 4099) % (EXT / 2);
+			size_t len = EXT - off - (size_t)r;
+
+			ck_assert_int_eq(tier_read(t,
+						   args[i].slots[r %
+								 MT_SLOTS_EACH],
+						   off, back, len),
+					 (ssize_t)len);
+			ck_assert_int_eq(t_check(back, len, off,
+						 (unsigned)i * 100 +
+							 (unsigned)r),
+					 -1);
+			free(back);
+		}
+	}
+	ck_assert_uint_eq(t->stats.io_errors, 0);
+}
+END_TEST
+
+START_TEST(test_tier_file_ring_thread_exit)
+{
+	unsigned before;
+	uint32_t s;
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	t_write_slot(t, s, 1); /* this thread now has a ring */
+	before = uring_live_rings();
+	ck_assert_uint_ge(before, 1);
+	uring_thread_exit();
+	ck_assert_uint_eq(uring_live_rings(), before - 1);
+	uring_thread_exit(); /* no ring: nothing to do */
+	ck_assert_uint_eq(uring_live_rings(), before - 1);
+	t_assert_slot_pattern(t, s, 1); /* makes a new one */
+	ck_assert_uint_eq(uring_live_rings(), before);
+}
+END_TEST
+
+/*
+ * A child of fork() must not use the ring it inherited (the kernel would
+ * mix both processes' requests, or refuse with SINGLE_ISSUER): it gets
+ * its own, and the parent's keeps working.  The child's write lands in
+ * the shared slab file; the parent looks at it there, since the child's
+ * checksums (tier.c) live in the child's memory.
+ */
+START_TEST(test_tier_file_fork_gets_own_ring)
+{
+	unsigned char *buf = t_xmalloc(EXT);
+	char slab[4096];
+	uint32_t s0, s1;
+	pid_t pid;
+	int status, fd;
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s0), 0);
+	ck_assert_int_eq(tier_slot_alloc(t, &s1), 0);
+	t_write_slot(t, s0, 1); /* the parent has a ring */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		bool ok;
+
+		t_fill(buf, EXT, 0, 2);
+		ok = tier_write(t, s1, 0, buf, EXT) == EXT &&
+		     tier_read(t, s1, 0, buf, EXT) == EXT &&
+		     t_check(buf, EXT, 0, 2) < 0 &&
+		     tier_read(t, s0, 0, buf, EXT) == EXT &&
+		     t_check(buf, EXT, 0, 1) < 0;
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	t_assert_slot_pattern(t, s0, 1);
+	t_slab_path(slab, sizeof(slab));
+	fd = open(slab, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, buf, EXT, (off_t)s1 * EXT), EXT);
+	ck_assert_int_eq(t_check(buf, EXT, 0, 2), -1);
+	close(fd);
+	free(buf);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* errors */
+
+/*
+ * For N in 1..6, of 6 alternating writes and reads only call N fails.
+ * Whole-slot calls: each is exactly one back end call (a partial write
+ * would also read back a checksum block in tier.c).
+ */
+START_TEST(test_tier_file_fault_nth_call_fails)
+{
+	unsigned char *buf = t_xmalloc(EXT), *back = t_xmalloc(EXT);
+	int nth = _i;
+	uint32_t s;
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	t_fill(buf, EXT, 0, 3);
+	faulty_tier_arm(t, nth, EIO);
+	for (int call = 1; call <= 6; call++) {
+		ssize_t r;
+
+		if (call % 2)
+			r = tier_write(t, s, 0, buf, EXT);
+		else
+			r = tier_read(t, s, 0, back, EXT);
+		ck_assert_int_eq(r, call == nth ? -EIO : (ssize_t)EXT);
+	}
+	ck_assert(faulty_tier_fired(t));
+	ck_assert_uint_eq(t->stats.io_errors, 1);
+	/* the last write before or after the fault is what is there */
+	t_assert_slot_pattern(t, s, 3);
+	free(back);
+	free(buf);
+}
+END_TEST
+
+/* An injected write failure leaves the slot's old data alone. */
+START_TEST(test_tier_file_fault_failed_write_keeps_data)
+{
+	unsigned char *buf = t_xmalloc(EXT);
+	uint32_t s;
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	t_write_slot(t, s, 1);
+	t_fill(buf, EXT, 0, 2);
+	faulty_tier_arm(t, 1, EIO);
+	ck_assert_int_eq(tier_write(t, s, 0, buf, EXT), -EIO);
+	t_assert_slot_pattern(t, s, 1);
+	faulty_tier_arm(t, 1, ENOSPC);
+	ck_assert_int_eq(tier_write(t, s, 0, buf, EXT), -ENOSPC);
+	t_assert_slot_pattern(t, s, 1);
+	ck_assert_uint_eq(t->stats.io_errors, 2);
+	free(buf);
+}
+END_TEST
+
+/*
+ * A kernel error in cqe->res comes back as is: buffers the kernel cannot
+ * touch give -EFAULT, also when only some of a request's pieces fail.
+ * The write goes to the back end directly: tier_write() hashes the
+ * buffer for its checksums first, which would fault in user space.
+ */
+START_TEST(test_tier_file_kernel_error_passed_through)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *map;
+	uint32_t s;
+
+	t = tier_free(t);
+	ck_assert_int_eq(tier_create("ef", TIER_FILE, t_dir, 4ull << 20,
+				     1u << 20, &t),
+			 0);
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	t_write_slot(t, s, 4);
+	/* 1 MiB readable, then 1 MiB of PROT_NONE */
+	map = mmap(NULL, 2u << 20, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	ck_assert_int_eq(mprotect(map + (1u << 20), 1u << 20, PROT_NONE), 0);
+
+	ck_assert_int_eq(tier_read(t, s, 0, map + (1u << 20), 1u << 20),
+			 -EFAULT);
+	ck_assert_int_eq(t->ops->write(t, s, 0, map + (1u << 20), 1u << 20),
+			 -EFAULT);
+	/* the first 3/4 of the pieces are fine, the last ones fault */
+	ck_assert_int_eq(tier_read(t, s, 0, map + (1u << 20) - 3 * pg * 64,
+				   1u << 20),
+			 -EFAULT);
+	ck_assert_uint_eq(t->stats.io_errors, 2);
+	/* the ring is fine afterwards */
+	t_assert_slot_pattern(t, s, 4);
+	ck_assert_int_eq(munmap(map, 2u << 20), 0);
+}
+END_TEST
+
+/*
+ * A filesystem that fills up behind the tier's back (the slab is
+ * sparse): writes fail with the kernel's -ENOSPC, nothing crashes, and
+ * they work again once there is room.
+ */
+START_TEST(test_tier_file_filesystem_full_gives_enospc)
+{
+	unsigned char *buf = t_xmalloc(EXT);
+	char filler[4096];
+	uint32_t s;
+	int fd;
+
+	t = tier_free(t); /* the fixture's; this test makes its own */
+	if (!t_private_mounts() ||
+	    mount("tmpfs", t_dir, "tmpfs", 0, "size=4m,mode=0755") < 0) {
+		t_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
+		       "private mount namespace and CK_FORK not 'no')");
+		free(buf);
+		return;
+	}
+	ck_assert_int_eq(tier_create("full", TIER_FILE, t_dir, 2u << 20, EXT,
+				     &t),
+			 0);
+	ck_assert_int_lt(snprintf(filler, sizeof(filler), "%s/filler", t_dir),
+			 (int)sizeof(filler));
+	fd = open(filler, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 1, EXT);
+	while (write(fd, buf, EXT) > 0)
+		;
+	close(fd);
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	t_fill(buf, EXT, 0, 5);
+	ck_assert_int_eq(tier_write(t, s, 0, buf, EXT), -ENOSPC);
+	ck_assert_uint_eq(t->stats.io_errors, 1);
+
+	ck_assert_int_eq(unlink(filler), 0);
+	ck_assert_int_eq(tier_write(t, s, 0, buf, EXT), EXT);
+	t_assert_slot_pattern(t, s, 5);
+	t = tier_free(t);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+	(void)umount(t_dir);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Observed: removing the slab file behind the tier's back changes
+ * nothing until tier_free() -- the open fd keeps the inode and its data
+ * -- and tier_free() copes with the file (or directory) being gone.
+ */
+START_TEST(test_tier_file_slab_unlinked_behind_back)
+{
+	char slab[4096];
+	uint32_t a, b;
+
+	ck_assert_int_eq(tier_slot_alloc(t, &a), 0);
+	ck_assert_int_eq(tier_slot_alloc(t, &b), 0);
+	t_write_slot(t, a, 1);
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(unlink(slab), 0);
+	t_assert_slot_pattern(t, a, 1);
+	t_write_slot(t, b, 2);
+	t_assert_slot_pattern(t, b, 2);
+	tier_slot_free(t, a);
+	ck_assert_int_eq(tier_slot_alloc(t, &a), 0);
+	t_assert_slot_zero(t, a);
+	ck_assert_int_eq(tier_sync(t), 0);
+	t = tier_free(t);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+}
+END_TEST
+
+/*
+ * Observed: after the slab is truncated behind the tier's back, a read
+ * past the new end fails with -EIO (end of file inside a request) rather
+ * than inventing zeros for lost data.  A write past it succeeds and
+ * extends the file again; a slot below the re-extended end is then a
+ * hole where data used to be, which the back end would read as zeros --
+ * tier.c's checksums turn that into -EIO too.  Nothing crashes.
+ */
+START_TEST(test_tier_file_slab_truncated_behind_back)
+{
+	unsigned char *buf = t_xmalloc(EXT);
+	char slab[4096];
+	uint32_t slots[NSLOTS];
+
+	t_alloc_all(t, slots);
+	for (uint32_t i = 0; i < 4; i++) {
+		ck_assert_uint_eq(slots[i], i); /* a fresh tier counts up */
+		t_write_slot(t, slots[i], i + 1);
+	}
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(truncate(slab, 2 * (off_t)EXT + 100), 0);
+
+	/* below the new end: intact */
+	t_assert_slot_pattern(t, 0, 1);
+	t_assert_slot_pattern(t, 1, 2);
+	/* straddling and beyond the new end: the back end says EOF */
+	ck_assert_int_eq(t->ops->read(t, 2, 0, buf, 4096), -EIO);
+	ck_assert_int_eq(tier_read(t, 2, 0, buf, EXT), -EIO);
+	ck_assert_int_eq(tier_read(t, 3, EXT - 1, buf, 1), -EIO);
+	ck_assert_int_eq(tier_read(t, NSLOTS - 1, 0, buf, EXT), -EIO);
+	ck_assert_uint_eq(t->stats.io_errors, 3);
+
+	/* writing slot 3 extends the file; slot 2 is now mostly a hole */
+	t_write_slot(t, 3, 7);
+	t_assert_slot_pattern(t, 3, 7);
+	ck_assert_int_eq(t->ops->read(t, 2, 0, buf, EXT), EXT);
+	ck_assert_int_eq(t_check(buf, 100, 0, 3), -1);
+	ck_assert_int_eq(t_nonzero(buf + 100, EXT - 100), -1);
+	ck_assert_int_eq(tier_read(t, 2, 0, buf, EXT), -EIO);
+
+	/* and a truncation to zero: every read fails, no crash */
+	ck_assert_int_eq(truncate(slab, 0), 0);
+	ck_assert_int_eq(tier_read(t, 0, 0, buf, 1), -EIO);
+	ck_assert_int_eq(tier_read(t, NSLOTS - 1, 0, buf, EXT), -EIO);
+	t = tier_free(t);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
+	free(buf);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static Suite *tier_file_suite(void)
+{
+	Suite *s = suite_create("tier_file");
+	TCase *tc;
+
+	tc = tcase_create("open");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_tier_file_open_makes_private_slab);
+	tcase_add_test(tc, test_tier_file_open_modes_ignore_umask);
+	tcase_add_test(tc, test_tier_file_open_two_tiers_one_dir);
+	tcase_add_test(tc, test_tier_file_open_symlink_to_dir);
+	tcase_add_loop_test(tc, test_tier_file_open_bad_path, 0,
+			    sizeof(bad_path_cases) /
+				    sizeof(bad_path_cases[0]));
+	tcase_add_test(tc, test_tier_file_open_null_path);
+	tcase_add_test(tc, test_tier_file_open_unwritable);
+	tcase_add_test(tc, test_tier_file_open_larger_than_free_space);
+	tcase_add_test(tc, test_tier_file_open_free_space_on_tmpfs);
+	tcase_add_test(tc, test_tier_file_free_after_backing_dir_removed);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("data");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup_tier, teardown_dir);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_tier_file_fresh_slots_read_zeros);
+	tcase_add_loop_test(tc, test_tier_file_unaligned_write_read, 0,
+			    sizeof(range_cases) / sizeof(range_cases[0]));
+	tcase_add_test(tc, test_tier_file_random_io_matches_model);
+	tcase_add_test(tc, test_tier_file_freed_slot_reads_zeros_and_frees_space);
+	tcase_add_test(tc, test_tier_file_alloc_until_enospc);
+	tcase_add_test(tc, test_tier_file_zero_range);
+	tcase_add_test(tc, test_tier_file_sync_fallback);
+	tcase_add_test(tc, test_tier_file_sync);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("large");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_tier_file_large_requests_split, 0,
+			    sizeof(big_extents) / sizeof(big_extents[0]));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("threads");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup_tier, teardown_dir);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_tier_file_concurrent_writers);
+	tcase_add_test(tc, test_tier_file_ring_thread_exit);
+	tcase_add_test(tc, test_tier_file_fork_gets_own_ring);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+	tcase_add_checked_fixture(tc, setup_tier, teardown_dir);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_tier_file_fault_nth_call_fails, 1, 7);
+	tcase_add_test(tc, test_tier_file_fault_failed_write_keeps_data);
+	tcase_add_test(tc, test_tier_file_kernel_error_passed_through);
+	tcase_add_test(tc, test_tier_file_filesystem_full_gives_enospc);
+	tcase_add_test(tc, test_tier_file_slab_unlinked_behind_back);
+	tcase_add_test(tc, test_tier_file_slab_truncated_behind_back);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tier_file_suite());
+	int nfailed;
+
+	srunner_run_all(sr, CK_ENV);
+	nfailed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
