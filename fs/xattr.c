@@ -323,6 +323,8 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 			memcpy(buf, tmp, (size_t)r);
 		return r;
 	}
+	if (!name_allowed(name))
+		return -EOPNOTSUPP;
 	pthread_mutex_lock(&inode->i_lock);
 	x = find(inode, name);
 	if (!x) {
@@ -371,6 +373,8 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 	struct xattr *x;
 	int r = 0;
 
+	if (!name_allowed(name))
+		return -EOPNOTSUPP;
 	if (is_virtual(name))
 		return -EPERM;
 	if (!strncmp(name, TIERFS_XATTR_PREFIX, strlen(TIERFS_XATTR_PREFIX)) &&
