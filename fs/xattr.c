@@ -73,11 +73,22 @@ static struct xattr *find(struct tfs_inode *inode, const char *name)
 	return NULL;
 }
 
-static bool name_allowed(const char *name)
+/*
+ * 0 for a name we store, -EOPNOTSUPP for other namespaces (system.*
+ * would be POSIX ACLs, which we do not implement) and -EINVAL for a bare
+ * prefix such as "user.", as tmpfs answers.
+ */
+static int name_check(const char *name)
 {
-	/* system.* would be POSIX ACLs, which we do not implement */
-	return !strncmp(name, "user.", 5) || !strncmp(name, "trusted.", 8) ||
-	       !strncmp(name, "security.", 9);
+	static const char *const ns[] = { "user.", "trusted.", "security." };
+
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		size_t n = strlen(ns[i]);
+
+		if (!strncmp(name, ns[i], n))
+			return name[n] ? 0 : -EINVAL;
+	}
+	return -EOPNOTSUPP;
 }
 
 int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
@@ -89,8 +100,9 @@ int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 	void *copy;
 	int r = 0;
 
-	if (!name_allowed(name))
-		return -EOPNOTSUPP;
+	r = name_check(name);
+	if (r < 0)
+		return r;
 	if (is_virtual(name))
 		return -EPERM;
 	if (size > XATTR_SIZE_MAX)
@@ -323,8 +335,9 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 			memcpy(buf, tmp, (size_t)r);
 		return r;
 	}
-	if (!name_allowed(name))
-		return -EOPNOTSUPP;
+	r = name_check(name);
+	if (r < 0)
+		return r;
 	pthread_mutex_lock(&inode->i_lock);
 	x = find(inode, name);
 	if (!x) {
@@ -373,8 +386,9 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 	struct xattr *x;
 	int r = 0;
 
-	if (!name_allowed(name))
-		return -EOPNOTSUPP;
+	r = name_check(name);
+	if (r < 0)
+		return r;
 	if (is_virtual(name))
 		return -EPERM;
 	if (!strncmp(name, TIERFS_XATTR_PREFIX, strlen(TIERFS_XATTR_PREFIX)) &&
