@@ -22,6 +22,7 @@
 #include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "tierfs.h"
@@ -147,6 +148,73 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	}
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return r < 0 ? r : (ssize_t)done;
+}
+
+int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		    size_t len, uint64_t off, struct iovec *iov,
+		    unsigned maxiov, unsigned *ret_niov)
+{
+	uint32_t now = tierfs_tick(fs);
+	size_t done = 0;
+	unsigned n = 0;
+	int r = 0;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	if (off >= inode->i_size)
+		len = 0;
+	else if (len > inode->i_size - off)
+		len = (size_t)(inode->i_size - off);
+	while (done < len) {
+		uint64_t pos = off + done;
+		uint64_t eoff = pos & ext_mask(fs);
+		size_t k = (size_t)MIN(len - done, fs->extent_size - eoff);
+		struct extent *e = extent_map_lookup(&inode->i_map,
+						     pos >> fs->extent_shift);
+		const void *p = NULL;
+
+		if (n == maxiov) {
+			r = -E2BIG;
+			break;
+		}
+		if (!e) {
+			memset(buf + done, 0, k);
+			p = buf + done;
+		} else {
+			heat_touch(e, now, fs->half_life_ticks);
+			p = tier_read_direct(fs->tiers[e->tier], e->slot, eoff,
+					     k);
+			if (!p) {
+				ssize_t rr = tier_read(fs->tiers[e->tier],
+						       e->slot, eoff,
+						       buf + done, k);
+
+				if (rr < 0) {
+					tier_warn(fs, e->tier, "read", (int)rr);
+					r = (int)rr;
+					break;
+				}
+				p = buf + done;
+			}
+		}
+		/* merge with the previous piece when they touch */
+		if (n > 0 && (const char *)iov[n - 1].iov_base +
+					     iov[n - 1].iov_len == p)
+			iov[n - 1].iov_len += k;
+		else
+			iov[n++] = (struct iovec){ (void *)p, k };
+		done += k;
+	}
+	if (r < 0) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		return r;
+	}
+	*ret_niov = n;
+	return 0;
+}
+
+void data_read_end(struct tfs_inode *inode)
+{
+	pthread_rwlock_unlock(&inode->i_dlock);
 }
 
 ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,

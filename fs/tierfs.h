@@ -244,6 +244,22 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		  size_t len, uint64_t off);
 ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		   const char *buf, size_t len, uint64_t off);
+struct iovec;
+/**
+ * data_read_begin() - gather a read of @len bytes at @off into @iov
+ * without copying where a tier lends its memory (RAM): the pieces point
+ * into the tier, or into @buf (at the same offsets as the file range)
+ * for holes and for tiers that must be read into memory.
+ * On success the inode's data lock stays held (shared) so that nothing
+ * frees or rewrites those bytes; the caller sends the reply, then calls
+ * data_read_end().  The total length is what the iovecs add up to.
+ * Return: 0 and *ret_niov; -E2BIG when more than @maxiov pieces would be
+ * needed (use data_read()); or a tier's -errno.  No lock held on failure.
+ */
+int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		    size_t len, uint64_t off, struct iovec *iov,
+		    unsigned maxiov, unsigned *ret_niov);
+void data_read_end(struct tfs_inode *inode);
 int data_truncate(struct tierfs *fs, struct tfs_inode *inode,
 		  uint64_t size);
 int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,

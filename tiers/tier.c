@@ -227,8 +227,10 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 	assert(t->nused > 0);
 	__atomic_sub_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	if (r < 0 || free_stack_push(t, slot) < 0) {
-		/* leaked: never hand out a slot that may hold old data */
+		/* leaked: never hand out a slot that may hold old data, and
+		 * never count it as free space either */
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->nleaked, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&t->alloc_lock);
 }
@@ -240,7 +242,8 @@ uint32_t tier_used_slots(const struct tier *t)
 
 uint32_t tier_free_slots(const struct tier *t)
 {
-	return t->nslots - tier_used_slots(t);
+	return t->nslots - tier_used_slots(t) -
+	       __atomic_load_n(&t->nleaked, __ATOMIC_RELAXED);
 }
 
 /* Returns the injected -errno when the test hook fires, else 0. */
@@ -248,10 +251,14 @@ static int fault_check(struct tier *t)
 {
 	int n = __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED);
 
-	if (likely(n == 0))
-		return 0;
-	if (__atomic_sub_fetch(&t->fault_countdown, 1, __ATOMIC_RELAXED) == 0)
-		return t->fault_errno ? -t->fault_errno : -EIO;
+	/* count down without ever passing zero, whatever other threads do */
+	while (unlikely(n > 0)) {
+		if (__atomic_compare_exchange_n(&t->fault_countdown, &n, n - 1,
+						false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return n == 1 ? (t->fault_errno ? -t->fault_errno : -EIO)
+				      : 0;
+	}
 	return 0;
 }
 
@@ -477,6 +484,24 @@ int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
+			     size_t len)
+{
+	void *p;
+
+	assert(slot < t->nslots);
+	assert(off + len <= t->extent_size);
+	if (!t->ops->direct || t->csum ||
+	    __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED))
+		return NULL;
+	p = t->ops->direct(t, slot, off);
+	if (p) {
+		__atomic_add_fetch(&t->stats.read_ops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->stats.read_bytes, len, __ATOMIC_RELAXED);
+	}
+	return p;
 }
 
 int tier_sync(struct tier *t)

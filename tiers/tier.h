@@ -53,8 +53,9 @@ struct tier;
  * @open:     create the backing storage for t->nslots slots of
  *            t->extent_size bytes at t->path (NULL for RAM); returns 0 or
  *            -errno.  May set t->priv.  Must leave the storage zeroed.
- * @close:    release everything @open made and remove the backing data;
- *            must cope with a half-opened tier (t->priv may be NULL).
+ *            On failure it releases what it made itself: @close is not
+ *            called for a tier whose @open failed.
+ * @close:    release everything @open made and remove the backing data.
  * @read:     read @len bytes at byte @off of @slot into @buf; returns
  *            @len or -errno (a back end loops over short transfers).
  * @write:    write @len bytes from @buf at byte @off of @slot; returns
@@ -63,6 +64,10 @@ struct tier;
  * @discard:  make all of @slot read as zeros and give its backing space
  *            back where the medium allows; returns 0 or -errno.
  * @sync:     flush written data to the medium; returns 0 or -errno.
+ * @direct:   optional: the address of byte @off of @slot when the tier
+ *            lives in this process's memory and needs no checksum, so a
+ *            reader may hand it to the kernel without a copy; NULL
+ *            otherwise.  The address stays valid while the slot is held.
  */
 struct tier_ops {
 	unsigned version;
@@ -75,6 +80,7 @@ struct tier_ops {
 			 const void *buf, size_t len);
 	int (*discard)(struct tier *t, uint32_t slot);
 	int (*sync)(struct tier *t);
+	void *(*direct)(struct tier *t, uint32_t slot, uint64_t off);
 };
 
 #define TIER_OPS_VERSION 1
@@ -136,6 +142,8 @@ struct tier {
 	uint32_t nfree_stack;	    /* alloc_lock */
 	uint32_t hwm;		    /* alloc_lock */
 	uint32_t nused;		    /* alloc_lock; read racily by stats */
+	uint32_t nleaked;	    /* alloc_lock; slots lost to failed
+				     * discards, neither used nor free */
 
 	struct tier_stats stats; /* relaxed atomics, see above */
 
@@ -178,6 +186,7 @@ const char *tier_kind_name(enum tier_kind kind);
  * directory under @path that tier_free() removes again.
  *
  * Return: 0; -EINVAL for a bad name, kind or a size below one extent;
+ * -EFBIG for more than 2^32 slots;
  * -EOPNOTSUPP for a kind this build lacks; or the back end's -errno
  * (-ENOENT missing path, -EACCES unwritable, -ENOSPC size beyond the
  * free space there, ...).
@@ -221,6 +230,15 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
  * truncates and hole punches inside an extent). */
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len);
 int tier_sync(struct tier *t);
+
+/**
+ * tier_read_direct() - zero-copy read: the address of @len bytes at @off
+ * of @slot, counted like a tier_read(), or NULL when the tier cannot
+ * lend its memory (then use tier_read()).  The caller must keep the slot
+ * from being freed or rewritten until it is done with the bytes.
+ */
+const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
+			     size_t len);
 
 /**
  * tier_verify_slot() - read @slot back and check every block's checksum

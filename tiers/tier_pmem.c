@@ -92,7 +92,8 @@ struct pmem_priv {
  *
  * The handler is installed once, on the first pmem tier open, with
  * SA_NODEFER so that jumping out of it leaves SIGBUS unblocked and no
- * signal mask needs saving (sigsetjmp(env, 0): no system call per I/O).
+ * signal mask needs saving (sigsetjmp(env, 0): no system call per I/O;
+ * the fault path unblocks SIGBUS once more in case SA_NODEFER was lost).
  * A thread that has SIGBUS blocked -- libfuse blocks every signal in its
  * worker threads -- would be killed outright by a fault, so each thread
  * unblocks SIGBUS before its first guarded access.  SIGBUS is only ever
@@ -201,7 +202,13 @@ static int guarded(const struct pmem_priv *p, enum guard_op op, char *pm,
 	if (unlikely(!guard_thread_ready))
 		guard_thread_init();
 	if (sigsetjmp(jb, 0)) {
-		/* the handler cleared guard_jmp */
+		/*
+		 * The handler cleared guard_jmp.  SA_NODEFER should have left
+		 * SIGBUS unblocked, but an interposed sigaction() (TSan's does)
+		 * may drop the flag, and a blocked SIGBUS kills on the next
+		 * fault: unblock it again.  Only this error path pays.
+		 */
+		guard_thread_init();
 		return -EIO;
 	}
 	guard_jmp = &jb;

@@ -81,7 +81,13 @@ static int ram_discard(struct tier *t, uint32_t slot)
 	return 0;
 }
 
+static void *ram_direct(struct tier *t, uint32_t slot, uint64_t off)
+{
+	return slot_addr(t, slot, off);
+}
+
 const struct tier_ops tier_ram_ops = {
+	.direct = ram_direct,
 	.version = TIER_OPS_VERSION,
 	.kind_name = "ram",
 	.open = ram_open,

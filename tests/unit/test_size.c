@@ -25,8 +25,8 @@
 
 struct parse_case {
 	const char *in;
-	int ret;	   /* 0, -EINVAL or -ERANGE */
-	uint64_t expect;   /* only when ret == 0 */
+	int ret;	 /* 0, -EINVAL or -ERANGE */
+	uint64_t expect; /* only when ret == 0 */
 };
 
 static const struct parse_case parse_cases[] = {

@@ -17,7 +17,7 @@
 #include "faulty_tier.h"
 #include "banned.h"
 
-#define EXT (256u * 1024)  /* > tier_zero()'s 64 KiB chunk */
+#define EXT (256u * 1024) /* > tier_zero()'s 64 KiB chunk */
 #define NSLOTS 16u
 
 /* Per-test tier made by the checked fixture. */
@@ -42,8 +42,7 @@ static unsigned char t_pat(uint64_t i, unsigned seed)
 	return (unsigned char)((i * 131 + seed * 7) % 251 + 1);
 }
 
-static void t_fill(unsigned char *buf, size_t len, uint64_t base,
-		   unsigned seed)
+static void t_fill(unsigned char *buf, size_t len, uint64_t base, unsigned seed)
 {
 	for (size_t i = 0; i < len; i++)
 		buf[i] = t_pat(base + i, seed);
@@ -222,8 +221,8 @@ START_TEST(test_tier_ram_create_accepts_edges)
 	ck_assert_uint_eq(tier_used_slots(nt), 0);
 	ck_assert_uint_eq(tier_free_slots(nt), c->nslots);
 	ck_assert_uint_eq(nt->stats.read_ops + nt->stats.write_ops +
-				  nt->stats.read_bytes +
-				  nt->stats.write_bytes + nt->stats.io_errors,
+				  nt->stats.read_bytes + nt->stats.write_bytes +
+				  nt->stats.io_errors,
 			  0);
 	ck_assert_int_eq(tier_sync(nt), 0);
 	ck_assert_ptr_null(tier_free(nt));
@@ -472,14 +471,14 @@ START_TEST(test_tier_ram_overwrite_inside_slot)
 END_TEST
 
 static const struct range_case zero_cases[] = {
-	{ 0, EXT },
-	{ 0, 1 },
-	{ EXT - 1, 1 },
-	{ 1, EXT - 2 },	    /* crosses every 64 KiB chunk boundary */
-	{ 4096, 65536 },    /* exactly one chunk */
-	{ 100, 65537 },	    /* one chunk and one byte */
-	{ 65535, 131074 },
-	{ EXT / 2, 0 },	    /* nothing */
+	{ 0, EXT },	   /* the whole slot */
+	{ 0, 1 },	   /* first byte */
+	{ EXT - 1, 1 },	   /* last byte */
+	{ 1, EXT - 2 },	   /* crosses every 64 KiB chunk boundary */
+	{ 4096, 65536 },   /* exactly one chunk */
+	{ 100, 65537 },	   /* one chunk and one byte */
+	{ 65535, 131074 }, /* two chunks and two bytes, unaligned */
+	{ EXT / 2, 0 },	   /* nothing */
 };
 
 START_TEST(test_tier_ram_zero_range)
@@ -520,14 +519,14 @@ static struct tier_stats t_stats(void)
 	return st;
 }
 
-#define ck_assert_stats(rb, ro, wb, wo, err)                               \
-	do {                                                               \
-		struct tier_stats st_ = t_stats();                         \
-		ck_assert_uint_eq(st_.read_bytes, (rb));                   \
-		ck_assert_uint_eq(st_.read_ops, (ro));                     \
-		ck_assert_uint_eq(st_.write_bytes, (wb));                  \
-		ck_assert_uint_eq(st_.write_ops, (wo));                    \
-		ck_assert_uint_eq(st_.io_errors, (err));                   \
+#define ck_assert_stats(rb, ro, wb, wo, err)              \
+	do {                                              \
+		struct tier_stats st_ = t_stats();        \
+		ck_assert_uint_eq(st_.read_bytes, (rb));  \
+		ck_assert_uint_eq(st_.read_ops, (ro));    \
+		ck_assert_uint_eq(st_.write_bytes, (wb)); \
+		ck_assert_uint_eq(st_.write_ops, (wo));   \
+		ck_assert_uint_eq(st_.io_errors, (err));  \
 	} while (0)
 
 START_TEST(test_tier_ram_stats_count_bytes_and_ops)
@@ -823,12 +822,9 @@ START_TEST(test_tier_ram_free_failing_zero_leaks_slot)
 }
 END_TEST
 
-#if TIER_LEAK_ACCOUNTING_FIXED
 /*
- * NEEDSWORK: tier_free_slots() is nslots - nused, and a leaked slot is
- * subtracted from nused without being made allocatable, so it still
- * counts as free (statfs over-reports; alloc says -ENOSPC while
- * tier_free_slots() > 0).  Enable once tier.c tracks leaked slots.
+ * A slot whose discard and zeroing both failed is leaked: it must be
+ * neither handed out again nor counted as free space (statfs).
  */
 START_TEST(test_tier_ram_leaked_slot_is_not_free)
 {
@@ -842,7 +838,6 @@ START_TEST(test_tier_ram_leaked_slot_is_not_free)
 	ck_assert_uint_eq(tier_free_slots(t), 0);
 }
 END_TEST
-#endif /* TIER_LEAK_ACCOUNTING_FIXED */
 
 /* An armed fault fires exactly once even with many threads calling. */
 #define FAULT_ITERS 10000
@@ -890,7 +885,7 @@ END_TEST
 /* threads */
 
 #define MT_NSLOTS 64u
-#define MT_HOLD 24	/* per thread; 4 * 24 > 64, so ENOSPC happens */
+#define MT_HOLD 24 /* per thread; 4 * 24 > 64, so ENOSPC happens */
 #define MT_ITERS 20000
 
 static struct tier *mt;
@@ -994,9 +989,8 @@ START_TEST(test_tier_ram_concurrent_alloc_free_exact)
 	memset(args, 0, sizeof(args));
 	for (int i = 0; i < NTHREADS; i++) {
 		args[i].id = i;
-		ck_assert_int_eq(pthread_create(&th[i], NULL, t_mt_worker,
-						&args[i]),
-				 0);
+		ck_assert_int_eq(
+			pthread_create(&th[i], NULL, t_mt_worker, &args[i]), 0);
 	}
 	for (int i = 0; i < NTHREADS; i++) {
 		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
@@ -1084,11 +1078,10 @@ static Suite *tier_ram_suite(void)
 	tc = tcase_create("free_fallback");
 	tcase_add_checked_fixture(tc, setup_tier, teardown_no_discard);
 	tcase_set_timeout(tc, 10);
-	tcase_add_test(tc, test_tier_ram_free_without_discard_zeroes_by_writing);
+	tcase_add_test(tc,
+		       test_tier_ram_free_without_discard_zeroes_by_writing);
 	tcase_add_test(tc, test_tier_ram_free_failing_zero_leaks_slot);
-#if TIER_LEAK_ACCOUNTING_FIXED
 	tcase_add_test(tc, test_tier_ram_leaked_slot_is_not_free);
-#endif
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("threads");
