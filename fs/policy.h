@@ -22,7 +22,7 @@
 
 #include "options.h"
 
-#define POLICY_SPLIT_MAX 16 /* ranges in one split */
+#define POLICY_SPLIT_MAX 8 /* ranges in one split */
 
 struct split_range {
 	uint64_t end;	/* exclusive; UINT64_MAX for "the rest" */

@@ -11,12 +11,35 @@
 # Every test gets a private work directory $T (removed at exit) and a mount
 # point $MNT inside it.  An EXIT trap always unmounts and kills the daemon,
 # whether the test passes, fails or is interrupted.  Exit 77 means skip.
+# A daemon that crashes (dies by a signal) or hangs when it is unmounted
+# at the end fails the test even if every check passed.
 #
-# Environment: TIERFS_BIN (path of the tierfs binary; meson sets it).
+# Environment: TIERFS_BIN (path of the tierfs binary; meson sets it),
+# PROGS (directory of the helper programs built from progs/; meson sets it).
+#
+# Helpers (all fail the test through t_fail on a mismatch):
+#   t_mount ARGS... / t_remount ARGS... / t_unmount
+#   t_check CMD...            CMD must exit 0
+#   t_errno WANT CMD...       CMD (usually "$PROGS/sc ...") prints OK or an
+#                             errno name first; it must be WANT
+#   t_ok CMD...               same as t_errno OK CMD...
+#   t_eq GOT WANT MSG         string equality
+#   t_like GOT GLOB MSG       GOT matches the shell pattern GLOB
+#   t_stat FIELD PATH         print one field of `sc stat` (ino, nlink, mode,
+#                             type, uid, gid, size, blocks, atime, mtime,
+#                             ctime, ...); t_lstat likewise without following
+#   t_statfs FIELD PATH       one field of `sc statfs`
+#   t_as UID:GID[:G1,G2] CMD...  run CMD as another user (setpriv)
+#   t_tmpfs DIR [SIZE]        mount a tmpfs on DIR (unmounted at exit), for
+#                             reference data or to compare errno values
+#   t_wait_until SECS CMD...  poll CMD until it succeeds; 1 on timeout
+#   t_skip MSG                exit 77
+# Use `wait PID`, never a bare `wait`: the daemon is a child of the shell.
 
 set -u
 
 : "${TIERFS_BIN:?TIERFS_BIN must point at the tierfs binary}"
+: "${PROGS:=}"
 
 if [ ! -c /dev/fuse ]; then
 	echo "SKIP: /dev/fuse missing"
@@ -26,37 +49,75 @@ if ! command -v fusermount3 >/dev/null; then
 	echo "SKIP: fusermount3 missing"
 	exit 77
 fi
+if [ ! -x "$TIERFS_BIN" ]; then
+	echo "FAIL: tierfs binary '$TIERFS_BIN' missing" >&2
+	exit 1
+fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-test.XXXXXX")
 MNT=$T/mnt
 mkdir -p "$MNT"
 T_PID=
 T_LOG=$T/daemon.log
+T_EXTRA_MOUNTS=()
+T_DAEMON_PROBLEM=
+T_ENV_DEFSIG=
+if env --default-signal=INT true 2>/dev/null; then
+	T_ENV_DEFSIG="env --default-signal=INT"
+fi
+
+# t_is_mounted DIR -- true while DIR is a mount point, even a dead FUSE
+# mount whose daemon is gone (stat on it fails with ENOTCONN)
+t_is_mounted() {
+	awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts
+}
 
 t_unmount() {
-	if mountpoint -q "$MNT" 2>/dev/null; then
+	if t_is_mounted "$MNT"; then
 		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
 	if [ -n "$T_PID" ]; then
+		local rc=
 		# give the daemon a moment to finish its clean shutdown
 		for _ in $(seq 50); do
 			kill -0 "$T_PID" 2>/dev/null || break
 			sleep 0.1
 		done
-		kill -9 "$T_PID" 2>/dev/null
-		wait "$T_PID" 2>/dev/null
+		if kill -0 "$T_PID" 2>/dev/null; then
+			T_DAEMON_PROBLEM="daemon still running 5s after unmount"
+			kill -9 "$T_PID" 2>/dev/null
+			wait "$T_PID" 2>/dev/null
+		else
+			wait "$T_PID" 2>/dev/null
+			rc=$?
+			if [ "$rc" -gt 128 ] && [ "$rc" -ne 137 ]; then
+				T_DAEMON_PROBLEM="daemon died by signal $((rc - 128)) at unmount"
+			fi
+		fi
 		T_PID=
+	fi
+	if t_is_mounted "$MNT"; then
+		umount -l "$MNT" 2>/dev/null
 	fi
 }
 
 t_cleanup() {
 	local rc=$?
+	trap - EXIT
 	t_unmount
+	if [ $rc -eq 0 ] && [ -n "$T_DAEMON_PROBLEM" ]; then
+		echo "FAIL: $T_DAEMON_PROBLEM" >&2
+		rc=1
+	fi
+	local m
+	for m in "${T_EXTRA_MOUNTS[@]}"; do
+		umount -l "$m" 2>/dev/null
+	done
 	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -s "$T_LOG" ]; then
 		echo "--- daemon log ---"
 		tail -n 50 "$T_LOG"
 	fi
-	rm -rf "$T"
+	rm -rf --one-file-system "$T" 2>/dev/null
 	exit $rc
 }
 trap t_cleanup EXIT
@@ -65,7 +126,11 @@ trap 'exit 130' INT TERM
 # t_mount ARGS... -- start tierfs in the foreground on $MNT and wait until
 # the mount is live.  Fails the test if it does not come up.
 t_mount() {
-	"$TIERFS_BIN" -f "$@" "$MNT" >"$T_LOG" 2>&1 &
+	T_DAEMON_PROBLEM=
+	# a background job of a non-interactive shell starts with SIGINT
+	# ignored, and libfuse then leaves it ignored; restore the default
+	# so that the daemon sees SIGINT as it would from a terminal
+	$T_ENV_DEFSIG "$TIERFS_BIN" -f "$@" "$MNT" >"$T_LOG" 2>&1 &
 	T_PID=$!
 	for _ in $(seq 100); do
 		if mountpoint -q "$MNT"; then
@@ -85,6 +150,9 @@ t_mount() {
 # t_remount ARGS... -- unmount and mount again (a fresh, empty fs).
 t_remount() {
 	t_unmount
+	if [ -n "$T_DAEMON_PROBLEM" ]; then
+		t_fail "$T_DAEMON_PROBLEM"
+	fi
 	t_mount "$@"
 }
 
@@ -98,8 +166,111 @@ t_pass() {
 	exit 0
 }
 
-# t_expect_errno ERRNO-NAME CMD... -- run a command (usually
-# tests/integration progs) that prints the errno name of its failure.
+t_skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
 t_check() {
 	"$@" || t_fail "command failed: $*"
+}
+
+# t_errno WANT CMD... -- CMD prints "OK ..." or an errno name first
+t_errno() {
+	local want=$1 out got
+	shift
+	out=$("$@" 2>&1)
+	got=${out%% *}
+	got=${got%%$'\n'*}
+	if [ "$got" != "$want" ]; then
+		t_fail "$* -> '$out', expected $want"
+	fi
+}
+
+t_ok() {
+	t_errno OK "$@"
+}
+
+t_eq() {
+	if [ "$1" != "$2" ]; then
+		t_fail "${3:-value}: got '$1', expected '$2'"
+	fi
+}
+
+# t_like GOT GLOB MSG -- GOT must match the shell pattern GLOB
+t_like() {
+	# shellcheck disable=SC2053
+	if [[ "$1" != $2 ]]; then
+		t_fail "${3:-value}: got '$1', expected '$2'"
+	fi
+}
+
+t_need_progs() {
+	if [ -z "$PROGS" ] || [ ! -x "$PROGS/sc" ]; then
+		t_fail "helper programs not found (PROGS='$PROGS')"
+	fi
+}
+
+# _t_field FIELD "OK k=v k=v..." -> v
+_t_field() {
+	local want=$1 kv
+	shift
+	for kv in $*; do
+		if [ "${kv%%=*}" = "$want" ]; then
+			echo "${kv#*=}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+t_stat() {
+	local out
+	out=$("$PROGS/sc" stat "$2") || t_fail "stat $2: $out"
+	_t_field "$1" "$out" || t_fail "no field $1 in '$out'"
+}
+
+t_lstat() {
+	local out
+	out=$("$PROGS/sc" lstat "$2") || t_fail "lstat $2: $out"
+	_t_field "$1" "$out" || t_fail "no field $1 in '$out'"
+}
+
+t_statfs() {
+	local out
+	out=$("$PROGS/sc" statfs "$2") || t_fail "statfs $2: $out"
+	_t_field "$1" "$out" || t_fail "no field $1 in '$out'"
+}
+
+# t_as UID:GID[:G1,G2,...] CMD... -- run CMD with those credentials.  The
+# work directory is opened for traversal so that the user reaches $MNT.
+t_as() {
+	local spec=$1 uid gid groups
+	shift
+	IFS=: read -r uid gid groups <<<"$spec"
+	chmod o+x "$T"
+	if [ -n "$groups" ]; then
+		setpriv --reuid="$uid" --regid="$gid" --groups="$groups" -- "$@"
+	else
+		setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"
+	fi
+}
+
+t_tmpfs() {
+	mkdir -p "$1"
+	mount -t tmpfs -o "size=${2:-256M},mode=0755" tmpfs "$1" ||
+		t_fail "cannot mount a tmpfs on $1"
+	T_EXTRA_MOUNTS+=("$1")
+}
+
+t_wait_until() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 20; i++)); do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
 }
