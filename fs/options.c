@@ -201,9 +201,17 @@ static int set_global(struct tierfs_options *opt, const char *key,
 	int r;
 
 	if (!strcmp(key, "no_migrate") || !strcmp(key, "nomigrate")) {
-		if (value)
-			return fail(err, errlen, "'%s' takes no value", key);
-		opt->no_migrate = true;
+		/* a bare flag on the command line; a boolean in the file */
+		if (!value || !strcmp(value, "1") || !strcmp(value, "true") ||
+		    !strcmp(value, "yes") || !strcmp(value, "on"))
+			opt->no_migrate = true;
+		else if (!strcmp(value, "0") || !strcmp(value, "false") ||
+			 !strcmp(value, "no") || !strcmp(value, "off"))
+			opt->no_migrate = false;
+		else
+			return fail(err, errlen,
+				    "bad value '%s' for %s: use true or false",
+				    value, key);
 		return 0;
 	}
 	if (strcmp(key, "extent_size") && strcmp(key, "high_watermark") &&
@@ -561,9 +569,8 @@ static int ini_cb(void *user, const char *section, const char *name,
 		if (!strcmp(name, "options")) {
 			r = parse_o(&s->file, value, s->err, s->errlen);
 		} else {
-			r = set_global(&s->file, name,
-				       !strcmp(name, "no_migrate") ? NULL : value,
-				       s->err, s->errlen);
+			r = set_global(&s->file, name, value, s->err,
+				       s->errlen);
 			if (r == -ENOENT)
 				r = fail(s->err, s->errlen,
 					 "unknown key '%s' in [global]", name);
