@@ -408,7 +408,8 @@ int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
 			}
 			r = set_global(opt, key, v, err, errlen);
 			if (r < 0)
-				return r;		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+				return r;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			opt->show_help = true;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			opt->show_version = true;

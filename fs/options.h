@@ -4,8 +4,8 @@
  * config file: the tier stack and the global options.  FUSE's options
  * (-f, -d, -o ...) pass through to libfuse untouched.
  *
- * Pure parsing: nothing here opens a tier or touches the disk, so every
- * rule is unit-tested (tests/unit/test_options.c).  Errors come back as
+ * Parsing only: nothing here opens a tier, and only the embedded default
+ * stack (options_finish()) looks at the disk, so every rule is unit-tested (tests/unit/test_options.c).  Errors come back as
  * -errno plus one line of text for the user in @err.
  */
 #ifndef TIERFS_OPTIONS_H
