@@ -5,8 +5,9 @@
  * (-f, -d, -o ...) pass through to libfuse untouched.
  *
  * Parsing only: nothing here opens a tier, and only the embedded default
- * stack (options_finish()) looks at the disk, so every rule is unit-tested (tests/unit/test_options.c).  Errors come back as
- * -errno plus one line of text for the user in @err.
+ * stack (options_finish()) looks at the disk, so every rule is
+ * unit-tested (tests/unit/test_options.c).  Errors come back as -errno
+ * plus one line of text for the user in @err.
  */
 #ifndef TIERFS_OPTIONS_H
 #define TIERFS_OPTIONS_H
