@@ -87,6 +87,13 @@ static int vec_push(struct cand_vec *cv, const struct cand *c)
 	return 0;
 }
 
+/* qsort() must not see a NULL base, even for zero elements (UBSan). */
+static void vec_sort(struct cand_vec *cv, int (*cmp)(const void *, const void *))
+{
+	if (cv->n > 1)
+		qsort(cv->v, cv->n, sizeof(*cv->v), cmp);
+}
+
 static int by_heat_asc(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
@@ -291,7 +298,7 @@ static void demote_pass(struct migrator *m, struct scan *s)
 
 		if (tier_used_slots(tt) <= wm_slots(tt, fs->opt.high_wm))
 			continue;
-		qsort(cv->v, cv->n, sizeof(*cv->v), by_heat_asc);
+		vec_sort(cv, by_heat_asc);
 		for (size_t i = 0; i < cv->n && tier_used_slots(tt) > low; i++) {
 			int dst = slower_with_room(fs, &cv->v[i]);
 
@@ -329,10 +336,9 @@ static void promote_pass(struct migrator *m, struct scan *s)
 	struct tierfs *fs = m->fs;
 	size_t cursor[TIER_MAX_CONF] = { 0 };
 
-	qsort(s->hot.v, s->hot.n, sizeof(*s->hot.v), by_heat_desc);
+	vec_sort(&s->hot, by_heat_desc);
 	for (unsigned t = 0; t < fs->ntiers; t++)
-		qsort(s->cold[t].v, s->cold[t].n, sizeof(*s->cold[t].v),
-		      by_heat_asc);
+		vec_sort(&s->cold[t], by_heat_asc);
 
 	for (size_t i = 0; i < s->hot.n && !stopping(m); i++) {
 		struct cand *c = &s->hot.v[i];

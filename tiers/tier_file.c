@@ -47,7 +47,7 @@
 #define SLAB_NAME "slab"
 
 struct file_priv {
-	int fd;     /* the slab file; immutable after open */
+	int fd;	    /* the slab file; immutable after open */
 	char *dir;  /* private directory; immutable after open */
 	char *slab; /* path of the slab file; immutable after open */
 	/*
@@ -177,7 +177,7 @@ static int file_open(struct tier *t)
 	if (r < 0)
 		goto err_free;
 	/* f_bavail: the space an unprivileged user may fill */
-	r = space_check(p->dir, t->size);
+	r = space_check(t->path, t->size);
 	if (r < 0)
 		goto err_free;
 	if (asprintf(&p->slab, "%s/" SLAB_NAME, p->dir) < 0) {
@@ -209,8 +209,8 @@ static void file_close(struct tier *t)
 	t->priv = NULL;
 }
 
-static ssize_t file_read(struct tier *t, uint32_t slot, uint64_t off,
-			 void *buf, size_t len)
+static ssize_t file_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
+			 size_t len)
 {
 	struct file_priv *p = t->priv;
 

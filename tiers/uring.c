@@ -192,8 +192,7 @@ static bool use_fallback(void)
 }
 
 /* The pread()/pwrite() loop for kernels without io_uring. */
-static ssize_t sync_rw(bool write, int fd, char *buf, size_t len,
-		       uint64_t off)
+static ssize_t sync_rw(bool write, int fd, char *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
@@ -227,8 +226,8 @@ struct piece {
 };
 
 /*
- * Queue an SQE for every piece not in flight: leftovers of short
- * transfers first, then fresh pieces cut from the request at *next.
+ * Queue an SQE for every piece not in flight: the rest of a piece that
+ * came back short, or a fresh piece cut from the request at *next.
  * Returns how many were queued.
  */
 static unsigned queue_pieces(struct io_uring *ring, struct piece *pc,
@@ -270,45 +269,53 @@ static unsigned queue_pieces(struct io_uring *ring, struct piece *pc,
 	return queued;
 }
 
-/*
- * Reap every available CQE.  Updates *err with the first error seen and
- * returns how many CQEs were reaped.
- */
-static unsigned reap_pieces(struct io_uring *ring, struct piece *pc,
-			    bool write, int *err)
+/* Account one completion of piece @i with result @res. */
+static void piece_done(struct piece *pc, uint64_t i, int res, bool write,
+		       int *err)
 {
-	struct io_uring_cqe *cqe;
-	unsigned head, seen = 0;
+	struct piece *p;
 
-	io_uring_for_each_cqe(ring, head, cqe) {
-		uint64_t i = io_uring_cqe_get_data64(cqe);
-		struct piece *p;
-		int res = cqe->res;
-
-		seen++;
-		if (NEVER(i >= URING_DEPTH)) {
-			if (!*err)
-				*err = -EIO;
-			continue;
-		}
-		p = &pc[i];
-		p->inflight = false;
-		if (res < 0 || res == 0 || *err) {
-			/* res == 0: end of file inside the request */
-			if (!*err)
-				*err = res < 0 ? res : -EIO;
-			p->len = 0;
-			continue;
-		}
-		if (NEVER((size_t)res > p->len))
-			res = (int)p->len;
-		if (!write)
-			VALGRIND_MAKE_MEM_DEFINED(p->buf, (size_t)res);
-		p->buf += res;
-		p->off += (unsigned)res;
-		p->len -= (size_t)res;
+	if (NEVER(i >= URING_DEPTH)) {
+		if (!*err)
+			*err = -EIO;
+		return;
 	}
-	io_uring_cq_advance(ring, seen);
+	p = &pc[i];
+	p->inflight = false;
+	if (res <= 0 || *err) {
+		/* res == 0: end of file inside the request */
+		if (!*err)
+			*err = res < 0 ? res : -EIO;
+		p->len = 0;
+		return;
+	}
+	if (NEVER((size_t)res > p->len))
+		res = (int)p->len;
+	if (!write)
+		VALGRIND_MAKE_MEM_DEFINED(p->buf, (size_t)res);
+	p->buf += res;
+	p->off += (unsigned)res;
+	p->len -= (size_t)res;
+}
+
+/*
+ * Reap every available CQE without entering the kernel.  Updates *err
+ * with the first error seen and returns how many CQEs were reaped.
+ */
+static unsigned reap_pieces(struct io_uring *ring, struct piece *pc, bool write,
+			    int *err)
+{
+	struct io_uring_cqe *cqes[URING_DEPTH];
+	unsigned n, seen = 0;
+
+	do {
+		n = io_uring_peek_batch_cqe(ring, cqes, URING_DEPTH);
+		for (unsigned k = 0; k < n; k++)
+			piece_done(pc, io_uring_cqe_get_data64(cqes[k]),
+				   cqes[k]->res, write, err);
+		io_uring_cq_advance(ring, n);
+		seen += n;
+	} while (n == URING_DEPTH);
 	return seen;
 }
 
@@ -317,8 +324,8 @@ static unsigned reap_pieces(struct io_uring *ring, struct piece *pc,
  * pieces the kernel did take (their buffers are still in use), then
  * throw the ring away together with any SQE it never took.
  */
-static void ring_abandon(struct io_uring *ring, struct piece *pc,
-			 bool write, unsigned inflight, int *err)
+static void ring_abandon(struct io_uring *ring, struct piece *pc, bool write,
+			 unsigned inflight, int *err)
 {
 	unsigned unsubmitted = io_uring_sq_ready(ring);
 	unsigned pending = inflight > unsubmitted ? inflight - unsubmitted : 0;
@@ -335,8 +342,7 @@ static void ring_abandon(struct io_uring *ring, struct piece *pc,
 	ring_drop();
 }
 
-static ssize_t ring_rw(bool write, int fd, char *buf, size_t len,
-		       uint64_t off)
+static ssize_t ring_rw(bool write, int fd, char *buf, size_t len, uint64_t off)
 {
 	struct piece pc[URING_DEPTH];
 	struct io_uring *ring = NULL;

@@ -24,7 +24,9 @@
  *    earlier by uring_thread_exit(); the main thread's ring lives until
  *    process exit unless it calls uring_thread_exit();
  *  - after fork() the child drops the ring it inherited from the forking
- *    thread (pthread_atfork) and makes a fresh one on first use;
+ *    thread (pthread_atfork) and makes a fresh one on first use; rings
+ *    of the parent's other threads are unreachable in the child and stay
+ *    mapped until it exits or execs (their fds are close-on-exec);
  *  - rings are not tied to a file descriptor, so one ring serves every
  *    tier and file a thread touches.
  *

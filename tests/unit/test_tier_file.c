@@ -186,8 +186,7 @@ static unsigned char t_pat(uint64_t i, unsigned seed)
 	return (unsigned char)((i * 131 + seed * 7 + (i >> 12)) % 251 + 1);
 }
 
-static void t_fill(unsigned char *buf, size_t len, uint64_t base,
-		   unsigned seed)
+static void t_fill(unsigned char *buf, size_t len, uint64_t base, unsigned seed)
 {
 	for (size_t i = 0; i < len; i++)
 		buf[i] = t_pat(base + i, seed);
@@ -230,8 +229,7 @@ static void t_write_slot(struct tier *tt, uint32_t slot, unsigned seed)
 	free(buf);
 }
 
-static void t_assert_slot_pattern(struct tier *tt, uint32_t slot,
-				  unsigned seed)
+static void t_assert_slot_pattern(struct tier *tt, uint32_t slot, unsigned seed)
 {
 	unsigned char *buf = t_xmalloc(tt->extent_size);
 	long at;
@@ -240,8 +238,8 @@ static void t_assert_slot_pattern(struct tier *tt, uint32_t slot,
 	ck_assert_int_eq(tier_read(tt, slot, 0, buf, tt->extent_size),
 			 (ssize_t)tt->extent_size);
 	at = t_check(buf, tt->extent_size, 0, seed);
-	ck_assert_msg(at < 0, "slot %u byte %ld: 0x%02x, want 0x%02x", slot,
-		      at, at < 0 ? 0 : buf[at],
+	ck_assert_msg(at < 0, "slot %u byte %ld: 0x%02x, want 0x%02x", slot, at,
+		      at < 0 ? 0 : buf[at],
 		      at < 0 ? 0 : t_pat((uint64_t)at, seed));
 	free(buf);
 }
@@ -389,12 +387,12 @@ static const struct bad_path_case {
 } bad_path_cases[] = {
 	{ "/missing", NULL, -ENOENT },
 	{ "/missing/deeper", NULL, -ENOENT },
-	{ "/dangling", NULL, -ENOENT },	   /* symlink to nowhere */
-	{ "/file", NULL, -ENOTDIR },	   /* a regular file */
-	{ "/file/sub", NULL, -ENOTDIR },   /* below a regular file */
+	{ "/dangling", NULL, -ENOENT },	 /* symlink to nowhere */
+	{ "/file", NULL, -ENOTDIR },	 /* a regular file */
+	{ "/file/sub", NULL, -ENOTDIR }, /* below a regular file */
 	{ "/fifo", NULL, -ENOTDIR },
-	{ "/devnull", NULL, -ENOTDIR },	   /* symlink to a device */
-	{ NULL, "", -EINVAL },		   /* tier_create() refuses */
+	{ "/devnull", NULL, -ENOTDIR }, /* symlink to a device */
+	{ NULL, "", -EINVAL },		/* tier_create() refuses */
 	{ NULL, "/nonexistent-tierfs-test-dir", -ENOENT },
 	/*
 	 * /proc passes access(W_OK) for root but refuses to create
@@ -435,8 +433,8 @@ START_TEST(test_tier_file_open_bad_path)
 		ck_assert_int_lt(snprintf(path, sizeof(path), "%s", c->abs),
 				 (int)sizeof(path));
 	r = tier_create("bad", TIER_FILE, path, 4 * EXT, EXT, &nt);
-	ck_assert_msg(r == c->want, "'%s': got %d (%s), want %d (%s)", path,
-		      r, strerror(-r), c->want, strerror(-c->want));
+	ck_assert_msg(r == c->want, "'%s': got %d (%s), want %d (%s)", path, r,
+		      strerror(-r), c->want, strerror(-c->want));
 	ck_assert_msg(nt == sentinel, "'%s': *ret_tier written on failure",
 		      path);
 	/* nothing was created in t_dir besides the fixtures above */
@@ -541,9 +539,8 @@ START_TEST(test_tier_file_free_after_backing_dir_removed)
 {
 	char priv[4096];
 
-	ck_assert_int_eq(tier_create("gone", TIER_FILE, t_dir, 4 * EXT, EXT,
-				     &t),
-			 0);
+	ck_assert_int_eq(
+		tier_create("gone", TIER_FILE, t_dir, 4 * EXT, EXT, &t), 0);
 	t_only_entry(t_dir, priv, sizeof(priv));
 	t_rm_rf(priv);
 	ck_assert_int_eq(t_count_entries(t_dir), 0);
@@ -662,8 +659,7 @@ START_TEST(test_tier_file_random_io_matches_model)
 		m = model + (size_t)slots[i] * EXT + off;
 		if ((rnd >> 50) % 3) {
 			t_fill(buf, len, (uint64_t)op * 977, (unsigned)op);
-			ck_assert_int_eq(tier_write(t, slots[i], off, buf,
-						    len),
+			ck_assert_int_eq(tier_write(t, slots[i], off, buf, len),
 					 (ssize_t)len);
 			memcpy(m, buf, len);
 		} else {
@@ -774,9 +770,8 @@ START_TEST(test_tier_file_large_requests_split)
 	uint32_t s0, s1;
 	long at;
 
-	ck_assert_int_eq(tier_create("big", TIER_FILE, t_dir, 3ull * ext, ext,
-				     &t),
-			 0);
+	ck_assert_int_eq(
+		tier_create("big", TIER_FILE, t_dir, 3ull * ext, ext, &t), 0);
 	ck_assert_int_eq(tier_slot_alloc(t, &s0), 0);
 	ck_assert_int_eq(tier_slot_alloc(t, &s1), 0);
 	buf = t_xmalloc(ext);
@@ -805,9 +800,8 @@ START_TEST(test_tier_file_large_requests_split)
 	ck_assert_int_eq(tier_read(t, s1, URING_CHUNK - 5, back,
 				   3 * URING_CHUNK + 10),
 			 (ssize_t)(3 * URING_CHUNK + 10));
-	ck_assert_int_eq(t_check(back, 3 * URING_CHUNK + 10, URING_CHUNK - 5,
-				 11),
-			 -1);
+	ck_assert_int_eq(
+		t_check(back, 3 * URING_CHUNK + 10, URING_CHUNK - 5, 11), -1);
 	t_assert_slot_zero(t, 2);
 	free(back);
 	free(buf);
@@ -938,12 +932,10 @@ START_TEST(test_tier_file_concurrent_writers)
 	for (int i = 0; i < MT_THREADS; i++) {
 		args[i].id = i;
 		for (int j = 0; j < MT_SLOTS_EACH; j++)
-			ck_assert_int_eq(tier_slot_alloc(t,
-							 &args[i].slots[j]),
+			ck_assert_int_eq(tier_slot_alloc(t, &args[i].slots[j]),
 					 0);
-		ck_assert_int_eq(pthread_create(&th[i], NULL, t_mt_writer,
-						&args[i]),
-				 0);
+		ck_assert_int_eq(
+			pthread_create(&th[i], NULL, t_mt_writer, &args[i]), 0);
 	}
 	for (int i = 0; i < MT_THREADS; i++) {
 		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
@@ -962,15 +954,14 @@ START_TEST(test_tier_file_concurrent_writers)
 			uint64_t off = ((uint64_t)r * 4099) % (EXT / 2);
 			size_t len = EXT - off - (size_t)r;
 
-			ck_assert_int_eq(tier_read(t,
-						   args[i].slots[r %
-								 MT_SLOTS_EACH],
-						   off, back, len),
-					 (ssize_t)len);
-			ck_assert_int_eq(t_check(back, len, off,
-						 (unsigned)i * 100 +
-							 (unsigned)r),
-					 -1);
+			ck_assert_int_eq(
+				tier_read(t, args[i].slots[r % MT_SLOTS_EACH],
+					  off, back, len),
+				(ssize_t)len);
+			ck_assert_int_eq(
+				t_check(back, len, off,
+					(unsigned)i * 100 + (unsigned)r),
+				-1);
 			free(back);
 		}
 	}
@@ -1155,9 +1146,8 @@ START_TEST(test_tier_file_filesystem_full_gives_enospc)
 		free(buf);
 		return;
 	}
-	ck_assert_int_eq(tier_create("full", TIER_FILE, t_dir, 2u << 20, EXT,
-				     &t),
-			 0);
+	ck_assert_int_eq(
+		tier_create("full", TIER_FILE, t_dir, 2u << 20, EXT, &t), 0);
 	ck_assert_int_lt(snprintf(filler, sizeof(filler), "%s/filler", t_dir),
 			 (int)sizeof(filler));
 	fd = open(filler, O_CREAT | O_WRONLY, 0600);
@@ -1275,8 +1265,7 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_open_two_tiers_one_dir);
 	tcase_add_test(tc, test_tier_file_open_symlink_to_dir);
 	tcase_add_loop_test(tc, test_tier_file_open_bad_path, 0,
-			    sizeof(bad_path_cases) /
-				    sizeof(bad_path_cases[0]));
+			    sizeof(bad_path_cases) / sizeof(bad_path_cases[0]));
 	tcase_add_test(tc, test_tier_file_open_null_path);
 	tcase_add_test(tc, test_tier_file_open_unwritable);
 	tcase_add_test(tc, test_tier_file_open_larger_than_free_space);
@@ -1292,7 +1281,8 @@ static Suite *tier_file_suite(void)
 	tcase_add_loop_test(tc, test_tier_file_unaligned_write_read, 0,
 			    sizeof(range_cases) / sizeof(range_cases[0]));
 	tcase_add_test(tc, test_tier_file_random_io_matches_model);
-	tcase_add_test(tc, test_tier_file_freed_slot_reads_zeros_and_frees_space);
+	tcase_add_test(tc,
+		       test_tier_file_freed_slot_reads_zeros_and_frees_space);
 	tcase_add_test(tc, test_tier_file_alloc_until_enospc);
 	tcase_add_test(tc, test_tier_file_zero_range);
 	tcase_add_test(tc, test_tier_file_sync_fallback);

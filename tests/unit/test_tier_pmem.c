@@ -183,8 +183,7 @@ static unsigned char t_pat(uint64_t i, unsigned seed)
 	return (unsigned char)((i * 131 + seed * 7 + (i >> 12)) % 251 + 1);
 }
 
-static void t_fill(unsigned char *buf, size_t len, uint64_t base,
-		   unsigned seed)
+static void t_fill(unsigned char *buf, size_t len, uint64_t base, unsigned seed)
 {
 	for (size_t i = 0; i < len; i++)
 		buf[i] = t_pat(base + i, seed);
@@ -225,8 +224,7 @@ static void t_write_slot(struct tier *tt, uint32_t slot, unsigned seed)
 	free(buf);
 }
 
-static void t_assert_slot_pattern(struct tier *tt, uint32_t slot,
-				  unsigned seed)
+static void t_assert_slot_pattern(struct tier *tt, uint32_t slot, unsigned seed)
 {
 	unsigned char *buf = t_xmalloc(tt->extent_size);
 	long at;
@@ -235,8 +233,8 @@ static void t_assert_slot_pattern(struct tier *tt, uint32_t slot,
 	ck_assert_int_eq(tier_read(tt, slot, 0, buf, tt->extent_size),
 			 (ssize_t)tt->extent_size);
 	at = t_check(buf, tt->extent_size, 0, seed);
-	ck_assert_msg(at < 0, "slot %u byte %ld: 0x%02x, want 0x%02x", slot,
-		      at, at < 0 ? 0 : buf[at],
+	ck_assert_msg(at < 0, "slot %u byte %ld: 0x%02x, want 0x%02x", slot, at,
+		      at < 0 ? 0 : buf[at],
 		      at < 0 ? 0 : t_pat((uint64_t)at, seed));
 	free(buf);
 }
@@ -335,13 +333,10 @@ static const struct bad_path_case {
 	const char *abs;
 	int want;
 } bad_path_cases[] = {
-	{ "/missing", NULL, -ENOENT },
-	{ "/dangling", NULL, -ENOENT },
-	{ "/file", NULL, -ENOTDIR },
-	{ "/file/sub", NULL, -ENOTDIR },
+	{ "/missing", NULL, -ENOENT },	{ "/dangling", NULL, -ENOENT },
+	{ "/file", NULL, -ENOTDIR },	{ "/file/sub", NULL, -ENOTDIR },
 	{ "/devnull", NULL, -ENOTDIR }, /* no devdax support yet */
-	{ NULL, "", -EINVAL },
-	{ NULL, "/proc", -EACCES },
+	{ NULL, "", -EINVAL },		{ NULL, "/proc", -EACCES },
 };
 
 START_TEST(test_tier_pmem_open_bad_path)
@@ -372,8 +367,8 @@ START_TEST(test_tier_pmem_open_bad_path)
 		ck_assert_int_lt(snprintf(path, sizeof(path), "%s", c->abs),
 				 (int)sizeof(path));
 	r = tier_create("bad", TIER_PMEM, path, 4 * EXT, EXT, &nt);
-	ck_assert_msg(r == c->want, "'%s': got %d (%s), want %d (%s)", path,
-		      r, strerror(-r), c->want, strerror(-c->want));
+	ck_assert_msg(r == c->want, "'%s': got %d (%s), want %d (%s)", path, r,
+		      strerror(-r), c->want, strerror(-c->want));
 	ck_assert_msg(nt == sentinel, "'%s': *ret_tier written on failure",
 		      path);
 	ck_assert_int_eq(t_count_entries(t_dir), 3);
@@ -452,8 +447,7 @@ START_TEST(test_tier_pmem_reserved_space_survives_full_fs)
 	ck_assert_int_eq(tier_create("x", TIER_PMEM, t_dir, 8 * EXT, EXT, &t),
 			 0);
 	/* half the tmpfs is the tier's now: 3 MiB more do not fit */
-	ck_assert_int_eq(tier_create("y", TIER_PMEM, t_dir, 12 * EXT, EXT,
-				     &t2),
+	ck_assert_int_eq(tier_create("y", TIER_PMEM, t_dir, 12 * EXT, EXT, &t2),
 			 -ENOSPC);
 	ck_assert_ptr_null(t2);
 
@@ -504,11 +498,21 @@ static const struct range_case {
 	uint64_t off;
 	size_t len;
 } range_cases[] = {
-	{ 0, 1 },	    { 1, 1 },		{ 0, EXT },
-	{ 1, EXT - 1 },	    { 0, EXT - 1 },	{ 1, EXT - 2 },
-	{ 4095, 2 },	    { 4095, 4098 },	{ 3, 4097 },
-	{ 12345, 54321 },   { 65535, 65538 },	{ EXT / 2 - 7, 13 },
-	{ EXT - 4096, 4096 }, { EXT - 7, 7 },	{ EXT - 1, 1 },
+	{ 0, 1 },
+	{ 1, 1 },
+	{ 0, EXT },
+	{ 1, EXT - 1 },
+	{ 0, EXT - 1 },
+	{ 1, EXT - 2 },
+	{ 4095, 2 },
+	{ 4095, 4098 },
+	{ 3, 4097 },
+	{ 12345, 54321 },
+	{ 65535, 65538 },
+	{ EXT / 2 - 7, 13 },
+	{ EXT - 4096, 4096 },
+	{ EXT - 7, 7 },
+	{ EXT - 1, 1 },
 };
 
 START_TEST(test_tier_pmem_unaligned_write_read)
@@ -574,8 +578,7 @@ static void t_random_io(void)
 		m = model + (size_t)slots[i] * EXT + off;
 		if ((rnd >> 50) % 3) {
 			t_fill(buf, len, (uint64_t)op * 977, (unsigned)op);
-			ck_assert_int_eq(tier_write(t, slots[i], off, buf,
-						    len),
+			ck_assert_int_eq(tier_write(t, slots[i], off, buf, len),
 					 (ssize_t)len);
 			memcpy(m, buf, len);
 		} else {
@@ -731,7 +734,6 @@ END_TEST
 
 struct mt_arg {
 	int id;
-	bool block_signals; /* like libfuse's worker threads */
 	uint32_t slots[MT_SLOTS_EACH];
 	const char *err;
 };
@@ -784,12 +786,10 @@ START_TEST(test_tier_pmem_concurrent_writers)
 	for (int i = 0; i < MT_THREADS; i++) {
 		args[i].id = i;
 		for (int j = 0; j < MT_SLOTS_EACH; j++)
-			ck_assert_int_eq(tier_slot_alloc(t,
-							 &args[i].slots[j]),
+			ck_assert_int_eq(tier_slot_alloc(t, &args[i].slots[j]),
 					 0);
-		ck_assert_int_eq(pthread_create(&th[i], NULL, t_mt_writer,
-						&args[i]),
-				 0);
+		ck_assert_int_eq(
+			pthread_create(&th[i], NULL, t_mt_writer, &args[i]), 0);
 	}
 	for (int i = 0; i < MT_THREADS; i++) {
 		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
@@ -802,15 +802,14 @@ START_TEST(test_tier_pmem_concurrent_writers)
 			uint64_t off = ((uint64_t)r * 4099) % (EXT / 2);
 			size_t len = EXT - off - (size_t)r;
 
-			ck_assert_int_eq(tier_read(t,
-						   args[i].slots[r %
-								 MT_SLOTS_EACH],
-						   off, back, len),
-					 (ssize_t)len);
-			ck_assert_int_eq(t_check(back, len, off,
-						 (unsigned)i * 100 +
-							 (unsigned)r),
-					 -1);
+			ck_assert_int_eq(
+				tier_read(t, args[i].slots[r % MT_SLOTS_EACH],
+					  off, back, len),
+				(ssize_t)len);
+			ck_assert_int_eq(
+				t_check(back, len, off,
+					(unsigned)i * 100 + (unsigned)r),
+				-1);
 			free(back);
 		}
 	}
@@ -894,9 +893,9 @@ END_TEST
 /*
  * Observed: after the slab is truncated behind the tier's back, loads
  * and stores past the new end raise SIGBUS, which the guard turns into
- * -EIO for that call; below the end data is intact.  With
- * @block_signals the calls come from a thread with every signal
- * blocked, as libfuse's workers are.
+ * -EIO for that call; below the end data is intact.  In the second
+ * round the calls come from a thread with every signal blocked, as
+ * worker threads of libfuse 2 (and some daemons) are.
  */
 static void *t_truncated_io(void *arg)
 {
@@ -975,8 +974,7 @@ START_TEST(test_tier_pmem_foreign_sigbus_still_fatal)
 
 		if (fd < 0 || ftruncate(fd, 8192) < 0)
 			_exit(2);
-		m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			 0);
+		m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (m == MAP_FAILED || ftruncate(fd, 0) < 0)
 			_exit(2);
 		/* a sanitizer's report of this intended crash is noise */
@@ -1013,8 +1011,7 @@ static Suite *tier_pmem_suite(void)
 	tcase_add_test(tc, test_tier_pmem_open_makes_private_slab);
 	tcase_add_test(tc, test_tier_pmem_open_modes_ignore_umask);
 	tcase_add_loop_test(tc, test_tier_pmem_open_bad_path, 0,
-			    sizeof(bad_path_cases) /
-				    sizeof(bad_path_cases[0]));
+			    sizeof(bad_path_cases) / sizeof(bad_path_cases[0]));
 	tcase_add_test(tc, test_tier_pmem_open_unwritable);
 	tcase_add_test(tc, test_tier_pmem_open_larger_than_free_space);
 	tcase_add_test(tc, test_tier_pmem_reserved_space_survives_full_fs);
