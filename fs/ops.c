@@ -805,15 +805,31 @@ static void tfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	tierfs_reply_err(req, 0);
 }
 
+/*
+ * An open directory: the cookie limit of the listing under way.  Owned
+ * by the handle (opendir to releasedir); the kernel serialises readdir
+ * calls on one open directory, so it needs no lock.
+ */
+struct dir_handle {
+	uint64_t limit; /* entries with this cookie or later are newer */
+};
+
 static void tfs_opendir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
 	struct tfs_inode *inode = ino_get(req, ino);
 
+	struct dir_handle *dh;
+
 	if (inode->i_type != S_IFDIR)
 		return tierfs_reply_err(req, -ENOTDIR);
+	dh = calloc(1, sizeof(*dh));
+	if (!dh)
+		return tierfs_reply_err(req, -ENOMEM);
+	fi->fh = (uintptr_t)dh;
 	fi->cache_readdir = 0;
-	fuse_reply_open(req, fi);
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		free(dh); /* interrupted: no releasedir will come */
 }
 
 static void tfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
@@ -821,6 +837,7 @@ static void tfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 {
 	struct tierfs *fs = req_fs(req);
 	struct tfs_inode *dir = ino_get(req, ino);
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
 	char *buf = malloc(size);
 	size_t pos = 0;
 	struct stat st;
@@ -831,6 +848,14 @@ static void tfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		return tierfs_reply_err(req, -ENOMEM);
 	memset(&st, 0, sizeof(st));
 	pthread_rwlock_rdlock(&fs->ns_lock);
+	/*
+	 * A listing shows the entries that existed when it started (at
+	 * offset 0: opendir or rewinddir), never ones created meanwhile,
+	 * as tmpfs does: a program that creates a file for each one it
+	 * sees, or renames each, must still reach the end.
+	 */
+	if (cookie == 0 || dh->limit == 0)
+		dh->limit = dir->i_dir.d_next_cookie;
 	if (cookie < 1) {
 		st.st_ino = dir->i_ino;
 		st.st_mode = S_IFDIR;
@@ -848,7 +873,8 @@ static void tfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			goto out;
 		pos += n;
 	}
-	for (de = dir_next(&dir->i_dir, MAX(cookie, 2)); de;
+	for (de = dir_next(&dir->i_dir, MAX(cookie, 2));
+	     de && de->d_cookie < dh->limit;
 	     de = dir_next(&dir->i_dir, de->d_cookie)) {
 		size_t n;
 
@@ -871,6 +897,7 @@ out:
 static void tfs_releasedir(fuse_req_t req, fuse_ino_t ino,
 			   struct fuse_file_info *fi)
 {
+	free((struct dir_handle *)(uintptr_t)fi->fh);
 	tierfs_reply_err(req, 0);
 }
 

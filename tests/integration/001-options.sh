@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# GROUP: options
+# TIMEOUT: 60
+#
+# Command line: a bad option, tier or size stops tierfs with one clear line
+# on stderr and a non-zero exit, and leaves nothing mounted.  Good sizes
+# with each suffix mount; with no --tier a RAM tier of a quarter of physical
+# memory serves.
+. "$(dirname "$0")/lib.sh"
+t_need_progs
+
+# expect_bad WORD ARGS... -- tierfs ARGS (mount point included by the
+# caller) must fail; stderr must be exactly one line, mentioning WORD when
+# WORD is not empty.
+expect_bad() {
+	local word=$1 pid rc i lines
+	shift
+	"$TIERFS_BIN" -f "$@" >"$T/out" 2>"$T/err" &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		# it mounted (or hangs): let lib.sh clean it up
+		T_PID=$pid
+		t_fail "tierfs $* did not exit (mounted: $(t_is_mounted "$MNT" && echo yes || echo no))"
+	fi
+	wait "$pid"
+	rc=$?
+	if t_is_mounted "$MNT"; then
+		t_fail "tierfs $* left $MNT mounted"
+	fi
+	[ "$rc" -ne 0 ] || t_fail "tierfs $* exited 0"
+	[ "$rc" -lt 128 ] || t_fail "tierfs $* died by signal $((rc - 128))"
+	lines=$(grep -c . "$T/err")
+	if [ "$lines" -ne 1 ]; then
+		echo "--- stderr of tierfs $* ---"
+		cat "$T/err"
+		t_fail "tierfs $*: expected one line on stderr, got $lines"
+	fi
+	if [ -n "$word" ] && ! grep -qiF -- "$word" "$T/err"; then
+		t_fail "tierfs $*: message '$(cat "$T/err")' does not name '$word'"
+	fi
+	echo "ok (exit $rc): $* -> $(cat "$T/err")"
+}
+
+# unknown tier kind
+expect_bad bogus --tier ram=bogus:16M "$MNT"
+# unparsable sizes
+expect_bad 12Q --tier ram=ram:12Q "$MNT"
+expect_bad "" --tier ram=ram: "$MNT"
+expect_bad -5M --tier ram=ram:-5M "$MNT"
+expect_bad "" --tier ram=ram "$MNT"
+expect_bad "" --tier =ram:16M "$MNT"
+# extent size: not a power of two, too small, unparsable
+expect_bad 3000 --tier ram=ram:16M --extent-size 3000 "$MNT"
+expect_bad 1000K --tier ram=ram:16M --extent-size 1000K "$MNT"
+expect_bad 2K --tier ram=ram:16M --extent-size 2K "$MNT"
+expect_bad xyz --tier ram=ram:16M --extent-size xyz "$MNT"
+# duplicate tier names
+expect_bad fast --tier fast=ram:16M --tier fast=ram:8M "$MNT"
+# unknown option
+expect_bad --no-such-option --no-such-option --tier ram=ram:16M "$MNT"
+# missing mount point, mount point that does not exist, not a directory
+expect_bad "" --tier ram=ram:16M
+expect_bad "$T/nonexistent" --tier ram=ram:16M "$T/nonexistent"
+touch "$T/plainfile"
+expect_bad "" --tier ram=ram:16M "$T/plainfile"
+
+# good sizes mount and statfs shows them
+for spec in 16777216 16384K 16M; do
+	t_mount --tier "ram=ram:$spec"
+	total=$(($(t_statfs blocks "$MNT") * $(t_statfs frsize "$MNT")))
+	t_eq "$total" 16777216 "statfs total bytes for ram:$spec"
+	t_unmount
+done
+t_mount --tier ram=ram:1G --extent-size 64K
+total=$(($(t_statfs blocks "$MNT") * $(t_statfs frsize "$MNT")))
+t_eq "$total" 1073741824 "statfs total bytes for ram:1G"
+t_unmount
+t_mount --tier a=ram:8M --tier b=ram:24M --extent-size 4K
+total=$(($(t_statfs blocks "$MNT") * $(t_statfs frsize "$MNT")))
+t_eq "$total" 33554432 "statfs total bytes for two tiers"
+t_unmount
+
+# no --tier: RAM tier of a quarter of physical memory (at least that much)
+t_mount
+mem=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
+total=$(($(t_statfs blocks "$MNT") * $(t_statfs frsize "$MNT")))
+quarter=$((mem / 4))
+# whole extents: allow rounding down by up to 1M
+if [ "$total" -lt $((quarter - (1 << 20))) ]; then
+	t_fail "default mount: statfs total $total < a quarter of memory ($quarter)"
+fi
+echo "default mount: total $total, quarter of memory $quarter"
+t_unmount
+[ -z "$T_DAEMON_PROBLEM" ] || t_fail "$T_DAEMON_PROBLEM"
+
+t_pass
