@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tierfs.h"
+#include "migrate.h"
 #include "tier.h"
 #include "size.h"
 #include "macro.h"
@@ -233,6 +234,13 @@ int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode, const char *value,
 			return -EINVAL;
 	} else if (n != 3 || (size_t)used != strlen(buf) || length == 0) {
 		return -EINVAL;
+	} else {
+		/* %llu takes a sign ("-1" would be 2^64-1): digits only */
+		const char *p = buf + strlen(name);
+
+		for (; *p; p++)
+			if (*p != ' ' && (*p < '0' || *p > '9'))
+				return -EINVAL;
 	}
 	dst = tier_by_name(fs, name);
 	if (dst < 0)
@@ -315,6 +323,17 @@ int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 	if (fs->ntiers < 2)
 		return -ENOSPC;
 	__atomic_or_fetch(&fs->draining, 1u << t, __ATOMIC_RELAXED);
+	if (fs->mig) {
+		/*
+		 * The migrator empties the tier in the background: this
+		 * request must not hold the kernel's lock on the mount root
+		 * for minutes.  Progress and a stuck drain show in the stats
+		 * (used, draining=, drain_stuck=).
+		 */
+		migrator_kick(fs);
+		return 0;
+	}
+	/* no migrator (--no-migrate): move everything now, in this request */
 
 	/* pin every file, then move their extents off one by one */
 	pthread_mutex_lock(&fs->itab_lock);

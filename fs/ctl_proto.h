@@ -29,10 +29,10 @@
  *                          extents=N read_bytes=B read_ops=N write_bytes=B
  *                          write_ops=N promotions=N promote_bytes=B
  *                          demotions=N demote_bytes=B spills=N
- *                          csum_errors=N io_errors=N"
+ *                          csum_errors=N io_errors=N draining=0|1"
  *                          "migrator enabled=0|1 passes=N moved=N
  *                          retries=N failures=N high_watermark=PCT
- *                          low_watermark=PCT bandwidth=B"
+ *                          low_watermark=PCT bandwidth=B drain_stuck=N"
  *                          "mount extent_size=B inodes=N"
  *                          New keys may be appended to a record; readers
  *                          skip keys they do not know.
@@ -48,10 +48,16 @@
  *                          done.  ENOSPC if TIER fills up, EINVAL for a
  *                          bad value, EPERM if not owner or root.
  *   TIERFS_XATTR_CTL_DRAIN mount root, root only: "TIER": stop placing new
- *                          data on TIER and move everything off it;
- *                          returns when the tier is empty (ENOSPC if the
- *                          other tiers cannot take it).  "" or "-" ends
- *                          draining: TIER takes new data again.
+ *                          data on TIER and have the migrator move
+ *                          everything off it.  Returns at once (the
+ *                          request would otherwise hold the kernel's lock
+ *                          on the mount root): watch the tier's used= fall
+ *                          to 0; drain_stuck=N > 0 on the migrator line
+ *                          means N extents found no room elsewhere.  With
+ *                          --no-migrate the move happens in the request
+ *                          and ENOSPC reports a drain that cannot finish.
+ *                          "" or "-" ends draining: every tier takes new
+ *                          data again.
  */
 #ifndef TIERFS_CTL_PROTO_H
 #define TIERFS_CTL_PROTO_H

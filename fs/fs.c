@@ -213,7 +213,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
 			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "
 			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
-			    "spills=%llu csum_errors=%llu io_errors=%llu\n",
+			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d\n",
 			    t->name, tier_kind_name(t->kind),
 			    t->path ? t->path : "-",
 			    LD((uint64_t)t->nslots * fs->extent_size),
@@ -229,16 +229,18 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(LOAD(t->stats.demote_bytes)),
 			    LD(LOAD(t->stats.spills)),
 			    LD(LOAD(t->stats.csum_errors)),
-			    LD(LOAD(t->stats.io_errors)));
+			    LD(LOAD(t->stats.io_errors)),
+			    !!(LOAD(fs->draining) & (1u << i)));
 	}
 	migrator_get_stats(fs, &ms);
 	if (r == 0)
 		r = appendf(&buf, &len, &cap,
 			    "migrator enabled=%d passes=%llu moved=%llu retries=%llu failures=%llu "
-			    "high_watermark=%d low_watermark=%d bandwidth=%llu\n",
+			    "high_watermark=%d low_watermark=%d bandwidth=%llu drain_stuck=%llu\n",
 			    fs->mig != NULL, LD(ms.passes), LD(ms.moved),
 			    LD(ms.retries), LD(ms.failures), fs->opt.high_wm,
-			    fs->opt.low_wm, LD(fs->opt.migrate_bw));
+			    fs->opt.low_wm, LD(fs->opt.migrate_bw),
+			    LD(ms.drain_stuck));
 	if (r == 0)
 		r = appendf(&buf, &len, &cap, "mount extent_size=%u inodes=%llu\n",
 			    fs->extent_size, LD(__atomic_load_n(&fs->ninodes,

@@ -66,6 +66,7 @@ struct migrator {
 	bool stop;
 	bool kicked;
 	struct migrate_stats stats;
+	uint64_t drain_stuck; /* extents the last pass could not drain */
 
 	/* rate limiter; only the migrator thread touches these */
 	struct timespec window_start;
@@ -251,6 +252,8 @@ static int scan_collect(struct tierfs *fs, struct scan *s, bool need_cold[])
 
 	/* decayed a little between passes still counts */
 	hot_min -= hot_min / 8;
+	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
+
 	for (size_t i = 0; i < s->npinned && r == 0; i++) {
 		struct tfs_inode *inode = s->pinned[i];
 		struct policy pol;
@@ -271,8 +274,9 @@ static int scan_collect(struct tierfs *fs, struct scan *s, bool need_cold[])
 				.promote = pol.promote,
 			};
 
-			if (c.home >= 0 ? c.tier != c.home
-					: !(c.allowed & (1u << c.tier)))
+			if ((draining & (1u << c.tier)) ||
+			    (c.home >= 0 ? c.tier != c.home
+					 : !(c.allowed & (1u << c.tier))))
 				r = vec_push(&s->misplaced, &c);
 			else if (need_cold[c.tier] && c.home != c.tier)
 				r = vec_push(&s->cold[c.tier], &c);
@@ -370,14 +374,50 @@ static void promote_pass(struct migrator *m, struct scan *s)
 	}
 }
 
-/* Bring misplaced extents home (pin, split) or onto an allowed tier. */
+/*
+ * Move an extent off a draining tier: home if it has one and room, else
+ * the slower allowed tiers first, then the faster ones; any tier at all
+ * when its policy leaves no other.  Returns 0 or -ENOSPC.
+ */
+static int drain_one(struct migrator *m, struct cand *c)
+{
+	struct tierfs *fs = m->fs;
+	struct cand any = *c;
+
+	if (c->home >= 0 && usable(fs, c, (unsigned)c->home))
+		return move(m, c, (unsigned)c->home) == 0 ? 0 : -EAGAIN;
+	any.allowed = (1u << fs->ntiers) - 1;
+	for (int pass = 0; pass < 2; pass++) {
+		const struct cand *p = pass ? &any : c;
+
+		for (unsigned k = 1; k < fs->ntiers; k++) {
+			unsigned u = c->tier + k < fs->ntiers
+					     ? c->tier + k
+					     : fs->ntiers - 1 - k;
+
+			if (u < fs->ntiers && usable(fs, p, u))
+				return move(m, c, u) == 0 ? 0 : -EAGAIN;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* Bring misplaced extents home (pin, split) or onto an allowed tier, and
+ * everything off draining tiers. */
 static void fixup_pass(struct migrator *m, struct scan *s)
 {
 	struct tierfs *fs = m->fs;
+	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
+	uint64_t stuck = 0;
 
 	for (size_t i = 0; i < s->misplaced.n && !stopping(m); i++) {
 		struct cand *c = &s->misplaced.v[i];
 
+		if (draining & (1u << c->tier)) {
+			if (drain_one(m, c) == -ENOSPC)
+				stuck++;
+			continue;
+		}
 		if (c->home >= 0) {
 			if (usable(fs, c, (unsigned)c->home))
 				(void)move(m, c, (unsigned)c->home);
@@ -390,6 +430,9 @@ static void fixup_pass(struct migrator *m, struct scan *s)
 			}
 		}
 	}
+	pthread_mutex_lock(&m->lock);
+	m->drain_stuck = stuck;
+	pthread_mutex_unlock(&m->lock);
 }
 
 static void pass(struct migrator *m)
@@ -515,5 +558,6 @@ void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret)
 		return;
 	pthread_mutex_lock(&m->lock);
 	*ret = m->stats;
+	ret->drain_stuck = m->drain_stuck;
 	pthread_mutex_unlock(&m->lock);
 }

@@ -19,6 +19,8 @@ struct migrate_stats {
 	uint64_t moved;	    /* extents moved */
 	uint64_t retries;   /* moves abandoned because a writer raced */
 	uint64_t failures;  /* moves that failed (I/O, checksum) */
+	uint64_t drain_stuck; /* extents the last pass found no room for,
+			       * off a draining tier */
 };
 
 /**

@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cmd_status.c -- tierctl status, stats and top: everything built from
+ * user.tierfs.stats on the mount root.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_proto.h"
+#include "tierctl.h"
+#include "json.h"
+#include "cleanup.h"
+#include "macro.h"
+#include "banned.h"
+
+/* ---- a text table with computed column widths ---- */
+
+#define TABLE_MAX_COLS 16
+
+struct table {
+	size_t ncols;
+	char **cells; /* row-major, ncols per row, owned */
+	size_t nrows, cap;
+	bool left[TABLE_MAX_COLS]; /* left-aligned column */
+};
+
+static int table_add(struct table *t, const char *const *row)
+{
+	if (t->nrows == t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 8;
+		char **n = realloc(t->cells, nc * t->ncols * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->cells = n;
+		t->cap = nc;
+	}
+	for (size_t c = 0; c < t->ncols; c++) {
+		char *s = strdup(row[c] ? row[c] : "");
+
+		if (!s) {
+			for (size_t k = 0; k < c; k++)
+				free(t->cells[t->nrows * t->ncols + k]);
+			return -ENOMEM;
+		}
+		t->cells[t->nrows * t->ncols + c] = s;
+	}
+	t->nrows++;
+	return 0;
+}
+
+static void table_print(const struct table *t, FILE *f)
+{
+	size_t w[TABLE_MAX_COLS] = { 0 };
+
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++)
+			w[c] = MAX(w[c], strlen(t->cells[r * t->ncols + c]));
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			bool last = c + 1 == t->ncols;
+
+			if (t->left[c])
+				fprintf(f, "%-*s", last ? 0 : (int)w[c], s);
+			else
+				fprintf(f, "%*s", (int)w[c], s);
+			fputs(last ? "\n" : "  ", f);
+		}
+	}
+}
+
+static void table_release(struct table *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->cap = 0;
+}
+
+static void pct(char *buf, size_t len, double ratio)
+{
+	if (ratio < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", ratio * 100.0);
+}
+
+/* ---- status ---- */
+
+static int status_one(const char *path, bool first)
+{
+	struct stats s;
+	_cleanup_free_ char *root = NULL;
+	const struct stats_rec *mnt, *mig;
+	struct table t = { .ncols = 13 };
+	static const char *const head[] = {
+		"TIER", "KIND",	    "PATH",    "SIZE", "USED",
+		"FREE", "USE%",	    "EXTENTS", "READ", "WRITTEN",
+		"HIT%", "PROMOTED", "DEMOTED",
+	};
+	char es[32];
+	int r;
+
+	r = open_mount_stats(path, &root, &s);
+	if (r)
+		return r;
+	t.left[0] = t.left[1] = t.left[2] = true;
+	r = table_add(&t, head);
+	for (size_t i = 0; i < s.nrecs && r == 0; i++) {
+		const struct stats_rec *tr = &s.recs[i];
+		char c[13][40];
+		const char *row[13];
+		uint64_t size, used;
+
+		if (strcmp(tr->type, "tier") || !tr->name)
+			continue;
+		size = rec_u64(tr, "size");
+		used = rec_u64(tr, "used");
+		snprintf(c[0], sizeof(c[0]), "%s", tr->name);
+		snprintf(c[1], sizeof(c[1]), "%s",
+			 rec_get(tr, "kind") ? rec_get(tr, "kind") : "?");
+		human(size, c[3], sizeof(c[3]));
+		human(used, c[4], sizeof(c[4]));
+		human(rec_u64(tr, "free"), c[5], sizeof(c[5]));
+		pct(c[6], sizeof(c[6]),
+		    size ? (double)used / (double)size : -1);
+		snprintf(c[7], sizeof(c[7]), "%llu",
+			 (unsigned long long)rec_u64(tr, "extents"));
+		human(rec_u64(tr, "read_bytes"), c[8], sizeof(c[8]));
+		human(rec_u64(tr, "write_bytes"), c[9], sizeof(c[9]));
+		pct(c[10], sizeof(c[10]), stats_hit_ratio(&s, tr));
+		snprintf(c[11], sizeof(c[11]), "%llu",
+			 (unsigned long long)rec_u64(tr, "promotions"));
+		snprintf(c[12], sizeof(c[12]), "%llu",
+			 (unsigned long long)rec_u64(tr, "demotions"));
+		for (int k = 0; k < 13; k++)
+			row[k] = c[k];
+		/* the path may be longer than a cell buffer */
+		row[2] = rec_get(tr, "path") ? rec_get(tr, "path") : "-";
+		r = table_add(&t, row);
+	}
+	if (r < 0) {
+		table_release(&t);
+		stats_release(&s);
+		return tierctl_err("out of memory");
+	}
+	mnt = stats_find(&s, "mount", NULL);
+	mig = stats_find(&s, "migrator", NULL);
+	if (!first)
+		putchar('\n');
+	printf("%s: extent size %s, %llu inodes", root,
+	       human(rec_u64(mnt, "extent_size"), es, sizeof(es)),
+	       (unsigned long long)rec_u64(mnt, "inodes"));
+	if (mig)
+		printf(", migrator %s (%llu passes, %llu extents moved)",
+		       rec_u64(mig, "enabled") ? "on" : "off",
+		       (unsigned long long)rec_u64(mig, "passes"),
+		       (unsigned long long)rec_u64(mig, "moved"));
+	printf("\n");
+	table_print(&t, stdout);
+	table_release(&t);
+	stats_release(&s);
+	return 0;
+}
+
+/* Run @fn on each of argv[optind..], or on every tierfs mount. */
+static int for_each_mount(int argc, char **argv, int (*fn)(const char *, bool))
+{
+	char **list = NULL;
+	ssize_t n;
+	int ret = 0;
+
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++)
+			if (fn(argv[i], i == optind))
+				ret = TIERCTL_EXIT_FAIL;
+		return ret;
+	}
+	n = tierfs_mounts(&list);
+	if (n < 0)
+		return tierctl_err("cannot read /proc/self/mountinfo: %s",
+				   strerror((int)-n));
+	if (n == 0)
+		return tierctl_err("no tierfs mounts found");
+	for (ssize_t i = 0; i < n; i++)
+		if (fn(list[i], i == 0))
+			ret = TIERCTL_EXIT_FAIL;
+	strv_free(list, (size_t)n);
+	return ret;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1)
+		return tierctl_bad_option(c, argv);
+	return for_each_mount(argc, argv, status_one);
+}
+
+/* ---- stats ---- */
+
+struct metric {
+	const char *key;  /* daemon key */
+	const char *name; /* Prometheus name */
+	bool counter;
+	const char *help;
+};
+
+/* Per-tier metrics, label tier="NAME"; keys as in ctl_proto.h. */
+static const struct metric tier_metrics[] = {
+	{ "size", "tierfs_tier_size_bytes", false, "Capacity of the tier." },
+	{ "used", "tierfs_tier_used_bytes", false,
+	  "Bytes of the tier holding extents." },
+	{ "free", "tierfs_tier_free_bytes", false,
+	  "Bytes of the tier free for new extents." },
+	{ "extents", "tierfs_tier_extents", false,
+	  "Extents stored on the tier." },
+	{ "read_bytes", "tierfs_tier_read_bytes_total", true,
+	  "Bytes read from the tier." },
+	{ "read_ops", "tierfs_tier_reads_total", true,
+	  "Read requests served by the tier." },
+	{ "write_bytes", "tierfs_tier_written_bytes_total", true,
+	  "Bytes written to the tier." },
+	{ "write_ops", "tierfs_tier_writes_total", true,
+	  "Write requests served by the tier." },
+	{ "promotions", "tierfs_tier_promotions_total", true,
+	  "Extents promoted into the tier from a slower one." },
+	{ "promote_bytes", "tierfs_tier_promoted_bytes_total", true,
+	  "Bytes promoted into the tier from a slower one." },
+	{ "demotions", "tierfs_tier_demotions_total", true,
+	  "Extents demoted from the tier to a slower one." },
+	{ "demote_bytes", "tierfs_tier_demoted_bytes_total", true,
+	  "Bytes demoted from the tier to a slower one." },
+	{ "spills", "tierfs_tier_spills_total", true,
+	  "New extents that found the tier full and went to another." },
+	{ "csum_errors", "tierfs_tier_checksum_errors_total", true,
+	  "Blocks read from the tier whose checksum did not match." },
+	{ "io_errors", "tierfs_tier_io_errors_total", true,
+	  "Failed back end calls of the tier." },
+};
+
+/* Whole-mount metrics; @scale turns a percentage into a ratio. */
+static const struct {
+	const char *rec, *key, *name;
+	bool counter;
+	double scale;
+	const char *help;
+} mount_metrics[] = {
+	{ "mount", "extent_size", "tierfs_extent_size_bytes", false, 1,
+	  "Extent size of the mount." },
+	{ "mount", "inodes", "tierfs_inodes", false, 1,
+	  "Files, directories and other inodes in the mount." },
+	{ "migrator", "enabled", "tierfs_migrator_enabled", false, 1,
+	  "1 when the background migrator runs." },
+	{ "migrator", "passes", "tierfs_migrator_passes_total", true, 1,
+	  "Scan passes of the migrator." },
+	{ "migrator", "moved", "tierfs_migrator_moved_extents_total", true, 1,
+	  "Extents moved by the migrator." },
+	{ "migrator", "retries", "tierfs_migrator_retries_total", true, 1,
+	  "Moves abandoned because a writer raced." },
+	{ "migrator", "failures", "tierfs_migrator_failures_total", true, 1,
+	  "Moves that failed." },
+	{ "migrator", "high_watermark", "tierfs_migrator_high_watermark_ratio",
+	  false, 0.01, "Use of a tier above which the migrator demotes." },
+	{ "migrator", "low_watermark", "tierfs_migrator_low_watermark_ratio",
+	  false, 0.01, "Use of a tier the migrator demotes down to." },
+	{ "migrator", "bandwidth", "tierfs_migrator_bandwidth_bytes_per_second",
+	  false, 1, "Migration rate limit (0: unlimited)." },
+};
+
+static bool is_number(const char *v)
+{
+	if (!v || !*v)
+		return false;
+	for (; *v; v++)
+		if (*v < '0' || *v > '9')
+			return false;
+	return true;
+}
+
+static bool known_tier_key(const char *key)
+{
+	if (!strcmp(key, "kind") || !strcmp(key, "path"))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(tier_metrics); i++)
+		if (!strcmp(tier_metrics[i].key, key))
+			return true;
+	return false;
+}
+
+/* Members the daemon added after this tierctl, as numbers or strings. */
+static void json_extras(struct json_writer *w, const struct stats_rec *r,
+			bool (*known)(const char *key))
+{
+	for (size_t i = 0; i < r->nkv; i++) {
+		if (known(r->kv[i].key))
+			continue;
+		if (is_number(r->kv[i].value))
+			json_u64(w, r->kv[i].key, rec_u64(r, r->kv[i].key));
+		else
+			json_string(w, r->kv[i].key, r->kv[i].value);
+	}
+}
+
+static bool known_migrator_key(const char *key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mount_metrics); i++)
+		if (!strcmp(mount_metrics[i].rec, "migrator") &&
+		    !strcmp(mount_metrics[i].key, key))
+			return true;
+	return false;
+}
+
+static bool known_mount_key(const char *key)
+{
+	return !strcmp(key, "extent_size") || !strcmp(key, "inodes");
+}
+
+static int stats_json(const char *root, const struct stats *s, bool pretty)
+{
+	const struct stats_rec *mnt = stats_find(s, "mount", NULL);
+	const struct stats_rec *mig = stats_find(s, "migrator", NULL);
+	struct json_writer w;
+	int r;
+
+	json_init(&w, stdout, pretty);
+	json_object_begin(&w, NULL);
+	json_u64(&w, "version", 1);
+	json_string(&w, "mount", root);
+	json_u64(&w, "extent_size", rec_u64(mnt, "extent_size"));
+	json_u64(&w, "inodes", rec_u64(mnt, "inodes"));
+	if (mnt)
+		json_extras(&w, mnt, known_mount_key);
+	json_object_begin(&w, "migrator");
+	if (mig) {
+		json_bool(&w, "enabled", rec_u64(mig, "enabled") != 0);
+		for (size_t i = 0; i < ARRAY_SIZE(mount_metrics); i++)
+			if (!strcmp(mount_metrics[i].rec, "migrator") &&
+			    strcmp(mount_metrics[i].key, "enabled"))
+				json_u64(&w, mount_metrics[i].key,
+					 rec_u64(mig, mount_metrics[i].key));
+		json_extras(&w, mig, known_migrator_key);
+	}
+	json_object_end(&w);
+	json_array_begin(&w, "tiers");
+	for (size_t i = 0; i < s->nrecs; i++) {
+		const struct stats_rec *t = &s->recs[i];
+		const char *path = rec_get(t, "path");
+		double hit;
+
+		if (strcmp(t->type, "tier") || !t->name)
+			continue;
+		json_object_begin(&w, NULL);
+		json_string(&w, "name", t->name);
+		json_string(&w, "kind", rec_get(t, "kind"));
+		json_string(&w, "path",
+			    path && strcmp(path, "-") ? path : NULL);
+		for (size_t k = 0; k < ARRAY_SIZE(tier_metrics); k++)
+			json_u64(&w, tier_metrics[k].key,
+				 rec_u64(t, tier_metrics[k].key));
+		hit = stats_hit_ratio(s, t);
+		if (hit < 0)
+			json_null(&w, "hit_ratio");
+		else
+			json_double(&w, "hit_ratio", hit);
+		json_extras(&w, t, known_tier_key);
+		json_object_end(&w);
+	}
+	json_array_end(&w);
+	json_object_end(&w);
+	r = json_finish(&w);
+	if (r < 0)
+		return tierctl_err("cannot write JSON: %s", strerror(-r));
+	return 0;
+}
+
+/* A label value with \, " and newline escaped (exposition format). */
+static void prom_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n') {
+			fputs("\\n", f);
+			continue;
+		}
+		fputc(*v, f);
+	}
+}
+
+static void prom_head(const char *name, bool counter, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+	       counter ? "counter" : "gauge");
+}
+
+/*
+ * One metric family at a time over all mounts: the exposition format
+ * wants every sample of a family right after its HELP and TYPE lines.
+ */
+static void stats_prometheus(char **roots, struct stats *s, size_t n)
+{
+	prom_head("tierfs_tier_info", false,
+		  "Kind and backing path of each tier (value 1).");
+	for (size_t m = 0; m < n; m++) {
+		for (size_t i = 0; i < s[m].nrecs; i++) {
+			const struct stats_rec *t = &s[m].recs[i];
+			const char *path;
+
+			if (strcmp(t->type, "tier") || !t->name)
+				continue;
+			printf("tierfs_tier_info{mount=\"");
+			prom_label(stdout, roots[m]);
+			printf("\",tier=\"");
+			prom_label(stdout, t->name);
+			printf("\",kind=\"");
+			prom_label(stdout, rec_get(t, "kind")
+						   ? rec_get(t, "kind")
+						   : "");
+			printf("\",path=\"");
+			/* "-": a tier without a backing path (ram) */
+			path = rec_get(t, "path");
+			prom_label(stdout,
+				   path && strcmp(path, "-") ? path : "");
+			printf("\"} 1\n");
+		}
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(tier_metrics); k++) {
+		const struct metric *me = &tier_metrics[k];
+
+		prom_head(me->name, me->counter, me->help);
+		for (size_t m = 0; m < n; m++) {
+			for (size_t i = 0; i < s[m].nrecs; i++) {
+				const struct stats_rec *t = &s[m].recs[i];
+
+				if (strcmp(t->type, "tier") || !t->name)
+					continue;
+				printf("%s{mount=\"", me->name);
+				prom_label(stdout, roots[m]);
+				printf("\",tier=\"");
+				prom_label(stdout, t->name);
+				printf("\"} %llu\n",
+				       (unsigned long long)rec_u64(t, me->key));
+			}
+		}
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(mount_metrics); k++) {
+		prom_head(mount_metrics[k].name, mount_metrics[k].counter,
+			  mount_metrics[k].help);
+		for (size_t m = 0; m < n; m++) {
+			const struct stats_rec *r =
+				stats_find(&s[m], mount_metrics[k].rec, NULL);
+			uint64_t v = rec_u64(r, mount_metrics[k].key);
+
+			if (!r)
+				continue;
+			printf("%s{mount=\"", mount_metrics[k].name);
+			prom_label(stdout, roots[m]);
+			if (mount_metrics[k].scale == 1)
+				printf("\"} %llu\n", (unsigned long long)v);
+			else
+				printf("\"} %g\n",
+				       (double)v * mount_metrics[k].scale);
+		}
+	}
+}
+
+static void stats_text(const char *root, const struct stats *s, bool header)
+{
+	if (header)
+		printf("mount %s\n", root);
+	for (size_t i = 0; i < s->nrecs; i++) {
+		const struct stats_rec *r = &s->recs[i];
+
+		for (size_t k = 0; k < r->nkv; k++) {
+			if (r->name)
+				printf("%s.%s.%s %s\n", r->type, r->name,
+				       r->kv[k].key, r->kv[k].value);
+			else
+				printf("%s.%s %s\n", r->type, r->kv[k].key,
+				       r->kv[k].value);
+		}
+	}
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "compact", no_argument, NULL, 'c' },
+		{ "prometheus", no_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum { TEXT, JSON, PROM } fmt = TEXT;
+	bool compact = false;
+	char **paths, **roots;
+	struct stats *s;
+	size_t n = 0, ok = 0;
+	ssize_t nm = 0;
+	int c, ret = 0;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":jcp", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			fmt = JSON;
+			break;
+		case 'c':
+			compact = true;
+			break;
+		case 'p':
+			fmt = PROM;
+			break;
+		default:
+			return tierctl_bad_option(c, argv);
+		}
+	}
+	if (compact && fmt != JSON)
+		return tierctl_usage_err(argv[0], "--compact goes with --json");
+	if (fmt == JSON && argc - optind != 1)
+		return tierctl_usage_err(argv[0],
+					 "--json takes exactly one MOUNT");
+	if (optind < argc) {
+		paths = argv + optind;
+		n = (size_t)(argc - optind);
+	} else {
+		nm = tierfs_mounts(&paths);
+		if (nm < 0)
+			return tierctl_err(
+				"cannot read /proc/self/mountinfo: %s",
+				strerror((int)-nm));
+		if (nm == 0)
+			return tierctl_err("no tierfs mounts found");
+		n = (size_t)nm;
+	}
+	s = calloc(n, sizeof(*s));
+	roots = calloc(n, sizeof(*roots));
+	if (!s || !roots) {
+		free(s);
+		free(roots);
+		if (nm > 0)
+			strv_free(paths, n);
+		return tierctl_err("out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool dup = false;
+
+		if (open_mount_stats(paths[i], &roots[ok], &s[ok])) {
+			ret = TIERCTL_EXIT_FAIL;
+			continue;
+		}
+		/* two paths in one mount: report it once (Prometheus
+		 * refuses duplicate series) */
+		for (size_t k = 0; k < ok && !dup; k++)
+			dup = !strcmp(roots[k], roots[ok]);
+		if (dup) {
+			stats_release(&s[ok]);
+			free(roots[ok]);
+			roots[ok] = NULL;
+			continue;
+		}
+		ok++;
+	}
+	if (fmt == PROM) {
+		stats_prometheus(roots, s, ok);
+	} else {
+		for (size_t i = 0; i < ok; i++) {
+			if (fmt == JSON)
+				ret |= stats_json(roots[i], &s[i], !compact);
+			else
+				stats_text(roots[i], &s[i], n > 1);
+		}
+	}
+	if (fflush(stdout) != 0)
+		ret = tierctl_err("cannot write output: %s", strerror(errno));
+	for (size_t i = 0; i < ok; i++)
+		stats_release(&s[i]);
+	strv_free(roots, ok);
+	free(s);
+	if (nm > 0)
+		strv_free(paths, n);
+	return ret;
+}
+
+/* ---- top ---- */
+
+static volatile sig_atomic_t top_stop;
+
+static void top_sigint(int sig)
+{
+	top_stop = 1;
+}
+
+static double rate(const struct stats_rec *a, const struct stats_rec *b,
+		   const char *key, double secs)
+{
+	uint64_t x = rec_u64(a, key), y = rec_u64(b, key);
+
+	/* a counter that went down (a remount) counts from zero */
+	return (double)(y >= x ? y - x : y) / secs;
+}
+
+static void human_rate(double v, char *buf, size_t len)
+{
+	char h[32];
+
+	human((uint64_t)(v + 0.5), h, sizeof(h));
+	snprintf(buf, len, "%s/s", h);
+}
+
+static int top_screen(const char *root, const struct stats *a,
+		      const struct stats *b, double secs, bool ansi,
+		      bool interactive)
+{
+	struct table t = { .ncols = 10 };
+	static const char *const head[] = {
+		"TIER",	 "USED",  "USE%",    "READ",   "WRITE",
+		"R-OPS", "W-OPS", "PROMOTE", "DEMOTE", "HIT%",
+	};
+	const struct stats_rec *ma = stats_find(a, "migrator", NULL);
+	const struct stats_rec *mb = stats_find(b, "migrator", NULL);
+	uint64_t rsum = 0;
+	int r;
+
+	for (size_t i = 0; i < b->nrecs; i++) {
+		const struct stats_rec *tb = &b->recs[i];
+
+		if (!strcmp(tb->type, "tier") && tb->name) {
+			const struct stats_rec *ta =
+				stats_find(a, "tier", tb->name);
+
+			rsum += (uint64_t)rate(ta, tb, "read_bytes", 1.0);
+		}
+	}
+	t.left[0] = true;
+	r = table_add(&t, head);
+	for (size_t i = 0; i < b->nrecs && r == 0; i++) {
+		const struct stats_rec *tb = &b->recs[i];
+		const struct stats_rec *ta;
+		const char *row[10];
+		char c[10][40];
+		uint64_t size, used;
+
+		if (strcmp(tb->type, "tier") || !tb->name)
+			continue;
+		ta = stats_find(a, "tier", tb->name);
+		size = rec_u64(tb, "size");
+		used = rec_u64(tb, "used");
+		snprintf(c[0], sizeof(c[0]), "%s", tb->name);
+		human(used, c[1], sizeof(c[1]));
+		pct(c[2], sizeof(c[2]),
+		    size ? (double)used / (double)size : -1);
+		human_rate(rate(ta, tb, "read_bytes", secs), c[3],
+			   sizeof(c[3]));
+		human_rate(rate(ta, tb, "write_bytes", secs), c[4],
+			   sizeof(c[4]));
+		snprintf(c[5], sizeof(c[5]), "%.0f/s",
+			 rate(ta, tb, "read_ops", secs));
+		snprintf(c[6], sizeof(c[6]), "%.0f/s",
+			 rate(ta, tb, "write_ops", secs));
+		human_rate(rate(ta, tb, "promote_bytes", secs), c[7],
+			   sizeof(c[7]));
+		human_rate(rate(ta, tb, "demote_bytes", secs), c[8],
+			   sizeof(c[8]));
+		pct(c[9], sizeof(c[9]),
+		    rsum ? rate(ta, tb, "read_bytes", 1.0) / (double)rsum : -1);
+		for (int k = 0; k < 10; k++)
+			row[k] = c[k];
+		r = table_add(&t, row);
+	}
+	if (r < 0) {
+		table_release(&t);
+		return tierctl_err("out of memory");
+	}
+	if (ansi)
+		fputs("\033[H\033[J", stdout);
+	printf("%s: rates over %.1fs%s\n", root, secs,
+	       interactive ? " (q or Ctrl-C to quit)" : "");
+	table_print(&t, stdout);
+	if (mb)
+		printf("migrator %s: %.1f extents/s moved, %llu passes, %llu failures\n",
+		       rec_u64(mb, "enabled") ? "on" : "off",
+		       rate(ma, mb, "moved", secs),
+		       (unsigned long long)rec_u64(mb, "passes"),
+		       (unsigned long long)rec_u64(mb, "failures"));
+	if (!ansi)
+		putchar('\n');
+	fflush(stdout);
+	table_release(&t);
+	return 0;
+}
+
+/* Wait @ms or until q is typed or a signal comes; true to go on. */
+static bool top_wait(int ms, bool keys)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+
+	while (!top_stop) {
+		uint64_t now = now_ms();
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		int r;
+
+		if (now >= end)
+			return true;
+		r = poll(&pfd, keys ? 1 : 0, (int)(end - now));
+		if (r > 0 && keys) {
+			char ch;
+
+			if (read(STDIN_FILENO, &ch, 1) == 1 &&
+			    (ch == 'q' || ch == 'Q'))
+				return false;
+		}
+	}
+	return false;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "once", no_argument, NULL, '1' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long count = -1;
+	double delay = 1.0;
+	bool once = false, ansi, keys;
+	struct termios saved;
+	struct sigaction sa = { .sa_handler = top_sigint };
+	_cleanup_free_ char *root = NULL;
+	struct stats a, b;
+	uint64_t ta, tb;
+	int c, ret = 0;
+	char *end;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":n:1d:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			errno = 0;
+			count = strtol(optarg, &end, 10);
+			if (errno || *end || count < 1)
+				return tierctl_usage_err(
+					argv[0],
+					"invalid count '%s': expected a whole number from 1",
+					optarg);
+			break;
+		case '1':
+			once = true;
+			count = 1;
+			break;
+		case 'd':
+			errno = 0;
+			delay = strtod(optarg, &end);
+			if (errno || *end || !(delay >= 0.1 && delay <= 3600))
+				return tierctl_usage_err(
+					argv[0],
+					"invalid delay '%s': expected seconds from 0.1 to 3600",
+					optarg);
+			break;
+		default:
+			return tierctl_bad_option(c, argv);
+		}
+	}
+	if (argc - optind != 1)
+		return tierctl_usage_err(argv[0], "top takes one MOUNT");
+	ret = open_mount_stats(argv[optind], &root, &a);
+	if (ret)
+		return ret;
+	ta = now_ms();
+
+	ansi = !once && isatty(STDOUT_FILENO);
+	keys = ansi && isatty(STDIN_FILENO) &&
+	       tcgetattr(STDIN_FILENO, &saved) == 0;
+	if (keys) {
+		struct termios raw = saved;
+
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 1;
+		raw.c_cc[VTIME] = 0;
+		(void)tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	/* no SA_RESTART: the signal must end poll() */
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+
+	for (long i = 0; count < 0 || i < count; i++) {
+		int r;
+
+		if (!top_wait((int)(delay * 1000), keys))
+			break;
+		r = stats_read(root, &b);
+		if (r < 0) {
+			ret = tierctl_err(
+				"cannot read the statistics of '%s': %s", root,
+				strerror(-r));
+			break;
+		}
+		tb = now_ms();
+		ret = top_screen(root, &a, &b, (double)(tb - ta) / 1000.0, ansi,
+				 keys);
+		stats_release(&a);
+		a = b;
+		ta = tb;
+		if (ret)
+			break;
+	}
+	stats_release(&a);
+	if (keys)
+		(void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	return ret;
+}

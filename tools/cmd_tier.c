@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cmd_tier.c -- tierctl migrate, drain and scrub: the commands that make
+ * the daemon move or read back data, with progress.
+ *
+ * migrate sends user.tierfs.ctl.migrate = "TIER START LENGTH" in chunks
+ * of MIGRATE_CHUNK_EXTENTS extents, so progress is visible and each
+ * request is short.  drain sets user.tierfs.ctl.drain on the mount root
+ * from a second thread (the call returns only when the tier is empty)
+ * while the main thread polls the tier's used bytes for the display.
+ * scrub walks the tree and reads user.tierfs.verify of every file.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl_proto.h"
+#include "tierctl.h"
+#include "cleanup.h"
+#include "macro.h"
+#include "banned.h"
+
+/* Descriptors nftw() may keep open. */
+#define WALK_FDS 32
+
+/* ---- the file list that migrate and scrub walk ---- */
+
+struct file_list {
+	char **paths;
+	size_t n, cap;
+	int error;	    /* first -errno of the walk */
+	const char *failed; /* path of that error; borrowed from nftw */
+	char failed_buf[512];
+};
+
+/* nftw() has no user pointer: the walk in progress. */
+static struct file_list *walk_list;
+
+static int walk_cb(const char *path, const struct stat *st, int flag,
+		   struct FTW *ftw)
+{
+	struct file_list *l = walk_list;
+
+	if (flag == FTW_DNR || flag == FTW_NS) {
+		/* unreadable directory or unstattable entry: note, go on */
+		if (!l->error) {
+			l->error = -EACCES;
+			snprintf(l->failed_buf, sizeof(l->failed_buf), "%s",
+				 path);
+			l->failed = l->failed_buf;
+		}
+		return 0;
+	}
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 64;
+		char **np = realloc(l->paths, nc * sizeof(*np));
+
+		if (!np)
+			return -1;
+		l->paths = np;
+		l->cap = nc;
+	}
+	l->paths[l->n] = strdup(path);
+	if (!l->paths[l->n])
+		return -1;
+	l->n++;
+	return 0;
+}
+
+/* Regular files at or below @path, not crossing into other mounts. */
+static int collect_files(const char *path, struct file_list *l)
+{
+	struct stat st;
+	int r;
+
+	memset(l, 0, sizeof(*l));
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		l->paths = malloc(sizeof(*l->paths));
+		if (!l->paths)
+			return -ENOMEM;
+		l->paths[0] = strdup(path);
+		if (!l->paths[0])
+			return -ENOMEM;
+		l->n = l->cap = 1;
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return -EINVAL;
+	walk_list = l;
+	errno = 0;
+	r = nftw(path, walk_cb, WALK_FDS, FTW_PHYS | FTW_MOUNT);
+	walk_list = NULL;
+	if (r != 0)
+		return errno ? -errno : -ENOMEM;
+	return 0;
+}
+
+static void file_list_release(struct file_list *l)
+{
+	strv_free(l->paths, l->n);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- migrate ---- */
+
+struct run {
+	uint64_t start, len;
+};
+
+/* Runs of @path that are not on @tier yet; *ret_bytes their total. */
+static int runs_off_tier(const char *path, const char *tier, struct run **ret,
+			 size_t *ret_n, uint64_t *ret_bytes)
+{
+	_cleanup_free_ char *text = NULL;
+	struct run *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	ssize_t r = ctl_get(path, TIERFS_XATTR_EXTENTS, &text);
+	const char *p;
+
+	if (r < 0)
+		return (int)r;
+	for (p = text; *p;) {
+		unsigned long long start, len;
+		char t[256];
+		int used = 0;
+
+		if (sscanf(p, "%llu %llu %255s%n", &start, &len, t, &used) !=
+		    3) {
+			free(v);
+			return -EBADMSG;
+		}
+		p += used;
+		while (*p == '\n' || *p == ' ')
+			p++;
+		if (!strcmp(t, tier) || len == 0)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct run *nv = realloc(v, nc * sizeof(*nv));
+
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = nc;
+		}
+		v[n].start = start;
+		v[n].len = len;
+		total += len;
+		n++;
+	}
+	*ret = v;
+	*ret_n = n;
+	*ret_bytes = total;
+	return 0;
+}
+
+struct migrate_job {
+	const char *tier;
+	uint64_t chunk; /* bytes per request */
+	struct progress pg;
+	uint64_t done;	 /* bytes moved so far */
+	unsigned failed; /* files not (fully) moved */
+	bool stop;	 /* ENOSPC: no point going on */
+};
+
+static void migrate_file(struct migrate_job *j, const char *path)
+{
+	_cleanup_free_ struct run *runs = NULL;
+	size_t n = 0;
+	uint64_t bytes, file_done = 0;
+	int r = runs_off_tier(path, j->tier, &runs, &n, &bytes);
+
+	if (r == -ENOENT)
+		return; /* removed since the walk */
+	if (r < 0) {
+		progress_abort(&j->pg);
+		tierctl_err("cannot read the extents of '%s': %s", path,
+			    strerror(-r));
+		j->failed++;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (uint64_t off = 0; off < runs[i].len; off += j->chunk) {
+			uint64_t len = MIN(j->chunk, runs[i].len - off);
+			char val[128];
+
+			snprintf(val, sizeof(val), "%s %llu %llu", j->tier,
+				 (unsigned long long)(runs[i].start + off),
+				 (unsigned long long)len);
+			r = ctl_set(path, TIERFS_XATTR_CTL_MIGRATE, val);
+			if (r == -ENOENT)
+				return;
+			if (r < 0) {
+				_cleanup_free_ struct run *left = NULL;
+				size_t nleft;
+				uint64_t rest;
+				char h[32], t[32];
+
+				/* a refused request may have moved a part */
+				if (runs_off_tier(path, j->tier, &left, &nleft,
+						  &rest) == 0 &&
+				    rest <= bytes)
+					j->done += (bytes - rest) - file_done;
+				progress_abort(&j->pg);
+				j->failed++;
+				if (r == -ENOSPC) {
+					j->stop = true;
+					tierctl_err(
+						"tier '%s' is full (or draining): moved %s of %s; '%s' not finished",
+						j->tier,
+						human(j->done, h, sizeof(h)),
+						human(j->pg.total, t,
+						      sizeof(t)),
+						path);
+				} else if (r == -EPERM || r == -EACCES) {
+					tierctl_err(
+						"only the owner or root may migrate '%s'",
+						path);
+				} else {
+					tierctl_err(
+						"cannot migrate '%s' to '%s': %s",
+						path, j->tier, strerror(-r));
+				}
+				return;
+			}
+			j->done += len;
+			file_done += len;
+			progress_update(&j->pg, j->done);
+		}
+	}
+}
+
+static int migrate_path(const char *path, const char *tier, bool quiet)
+{
+	_cleanup_free_ char *root = NULL;
+	struct migrate_job j = { .tier = tier };
+	struct file_list l;
+	struct stats s;
+	uint64_t es, total = 0;
+	char label[128];
+	int r;
+
+	r = open_mount_stats(path, &root, &s);
+	if (r)
+		return r;
+	if (!stats_check_tier(&s, root, tier)) {
+		stats_release(&s);
+		return TIERCTL_EXIT_FAIL;
+	}
+	es = rec_u64(stats_find(&s, "mount", NULL), "extent_size");
+	stats_release(&s);
+	if (!es)
+		es = UINT64_C(1) << 20;
+	j.chunk = MAX(es, MIN(es * MIGRATE_CHUNK_EXTENTS, MIGRATE_CHUNK_MAX));
+
+	r = collect_files(path, &l);
+	if (r == -EINVAL)
+		return tierctl_err("'%s' is not a regular file or directory",
+				   path);
+	if (r < 0) {
+		file_list_release(&l);
+		return tierctl_err("cannot walk '%s': %s", path, strerror(-r));
+	}
+	if (l.error) {
+		tierctl_err("cannot read '%s': %s", l.failed,
+			    strerror(-l.error));
+		j.failed++;
+	}
+	/* first the total, for the progress display */
+	for (size_t i = 0; i < l.n; i++) {
+		_cleanup_free_ struct run *runs = NULL;
+		size_t n = 0;
+		uint64_t bytes = 0;
+
+		if (runs_off_tier(l.paths[i], tier, &runs, &n, &bytes) == 0)
+			total += bytes;
+	}
+	snprintf(label, sizeof(label), "migrate to %s", tier);
+	progress_start(&j.pg, label, total, true, quiet);
+	progress_update(&j.pg, 0);
+	for (size_t i = 0; i < l.n && !j.stop; i++)
+		migrate_file(&j, l.paths[i]);
+	/* after a failure its message says how far we got */
+	if (j.failed)
+		progress_abort(&j.pg);
+	else
+		progress_end(&j.pg, total);
+	file_list_release(&l);
+	return j.failed ? TIERCTL_EXIT_FAIL : 0;
+}
+
+int cmd_migrate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool quiet = false;
+	const char *tier;
+	int c, ret = 0;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":q", opts, NULL)) != -1) {
+		if (c != 'q')
+			return tierctl_bad_option(c, argv);
+		quiet = true;
+	}
+	if (argc - optind < 2)
+		return tierctl_usage_err(argv[0],
+					 "migrate takes PATH... and TIER");
+	tier = argv[argc - 1];
+	if (!*tier || strchr(tier, ' '))
+		return tierctl_usage_err(argv[0], "invalid tier name '%s'",
+					 tier);
+	for (int i = optind; i < argc - 1; i++)
+		if (migrate_path(argv[i], tier, quiet))
+			ret = TIERCTL_EXIT_FAIL;
+	return ret;
+}
+
+/* ---- drain ---- */
+
+struct drain_call {
+	const char *root;
+	const char *tier;
+	int result; /* 0 or -errno, valid once done */
+	bool done;  /* __atomic */
+};
+
+static void *drain_thread(void *arg)
+{
+	struct drain_call *d = arg;
+
+	d->result = ctl_set(d->root, TIERFS_XATTR_CTL_DRAIN, d->tier);
+	__atomic_store_n(&d->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int drain_err(const char *root, const char *tier, int r, uint64_t left)
+{
+	char h[32];
+
+	if (r == -EPERM || r == -EACCES)
+		return tierctl_err("only root may drain a tier of '%s'", root);
+	if (r == -ENOSPC)
+		return tierctl_err(
+			"cannot drain '%s': the other tiers cannot take its data (%s left on it); it takes no new data until 'tierctl drain --undo %s'",
+			tier, human(left, h, sizeof(h)), root);
+	return tierctl_err("cannot drain '%s' of '%s': %s", tier, root,
+			   strerror(-r));
+}
+
+/* The used bytes of @tier now, or -errno. */
+static int64_t tier_used(const char *root, const char *tier)
+{
+	struct stats s;
+	int64_t used;
+	int r = stats_read(root, &s);
+
+	if (r < 0)
+		return r;
+	used = (int64_t)rec_u64(stats_find(&s, "tier", tier), "used");
+	stats_release(&s);
+	return used;
+}
+
+int cmd_drain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "undo", no_argument, NULL, 'u' },
+		{ "stop", no_argument, NULL, 'u' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	_cleanup_free_ char *root = NULL;
+	struct drain_call d = { 0 };
+	bool undo = false, quiet = false;
+	struct progress pg;
+	struct stats s;
+	pthread_t th;
+	int64_t used0, used;
+	char label[128], h[32];
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":uq", opts, NULL)) != -1) {
+		if (c == 'u')
+			undo = true;
+		else if (c == 'q')
+			quiet = true;
+		else
+			return tierctl_bad_option(c, argv);
+	}
+	if (undo ? argc - optind < 1 || argc - optind > 2 : argc - optind != 2)
+		return tierctl_usage_err(
+			argv[0], undo ? "drain --undo takes MOUNT [TIER]"
+				      : "drain takes MOUNT and TIER");
+	r = open_mount_stats(argv[optind], &root, &s);
+	if (r)
+		return r;
+	d.root = root;
+	d.tier = argc - optind == 2 ? argv[optind + 1] : NULL;
+	if (d.tier && !stats_check_tier(&s, root, d.tier)) {
+		stats_release(&s);
+		return TIERCTL_EXIT_FAIL;
+	}
+	used0 = d.tier ? (int64_t)rec_u64(stats_find(&s, "tier", d.tier),
+					  "used")
+		       : 0;
+	stats_release(&s);
+
+	if (undo) {
+		r = ctl_set(root, TIERFS_XATTR_CTL_DRAIN, "-");
+		if (r < 0)
+			return drain_err(root, d.tier ? d.tier : "-", r, 0);
+		/* "-" ends draining of whichever tier was drained */
+		if (!quiet)
+			printf("%s: draining ended; every tier takes new data\n",
+			       root);
+		return 0;
+	}
+
+	r = pthread_create(&th, NULL, drain_thread, &d);
+	if (r)
+		return tierctl_err("cannot start a thread: %s", strerror(r));
+	snprintf(label, sizeof(label), "drain %s", d.tier);
+	progress_start(&pg, label, (uint64_t)used0, true, quiet);
+	used = used0;
+	while (!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE)) {
+		int64_t u = tier_used(root, d.tier);
+
+		if (u >= 0)
+			used = u;
+		progress_update(&pg,
+				used0 > used ? (uint64_t)(used0 - used) : 0);
+		usleep(200 * 1000);
+	}
+	pthread_join(th, NULL);
+	/*
+	 * With a migrator the daemon answers at once and empties the tier in
+	 * the background: follow used= down to 0, and give up when the
+	 * migrator reports extents it found no room for (drain_stuck=) for
+	 * a few polls in a row without progress.
+	 */
+	for (int stuck_polls = 0; d.result == 0;) {
+		struct stats st;
+		uint64_t stuck;
+		int64_t u;
+
+		r = stats_read(root, &st);
+		if (r < 0) {
+			d.result = r;
+			break;
+		}
+		u = (int64_t)rec_u64(stats_find(&st, "tier", d.tier), "used");
+		stuck = rec_u64(stats_find(&st, "migrator", NULL), "drain_stuck");
+		stats_release(&st);
+		if (u == 0)
+			break;
+		stuck_polls = stuck && u >= used ? stuck_polls + 1 : 0;
+		used = u;
+		if (stuck_polls >= 10) {
+			d.result = -ENOSPC;
+			break;
+		}
+		progress_update(&pg,
+				used0 > used ? (uint64_t)(used0 - used) : 0);
+		usleep(200 * 1000);
+	}
+	used = tier_used(root, d.tier);
+	if (d.result < 0) {
+		if (used >= used0)
+			progress_abort(&pg);
+		else
+			progress_end(&pg, (uint64_t)(used0 - used));
+		return drain_err(root, d.tier, d.result,
+				 used > 0 ? (uint64_t)used : 0);
+	}
+	progress_end(&pg, (uint64_t)used0);
+	if (!quiet)
+		printf("%s: tier %s drained (%s moved); it takes no new data until 'tierctl drain --undo %s'\n",
+		       root, d.tier, human((uint64_t)used0, h, sizeof(h)),
+		       root);
+	return 0;
+}
+
+/* ---- scrub ---- */
+
+/* "extents=N checked=N errors=N": the value of @key, 0 if absent. */
+static uint64_t kv_u64(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (!strncmp(p, key, kl) && p[kl] == '=')
+			return strtoull(p + kl + 1, NULL, 10);
+		p = strpbrk(p, " \n");
+	}
+	return 0;
+}
+
+int cmd_scrub(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	_cleanup_free_ char *root = NULL;
+	uint64_t extents = 0, errors = 0, files = 0, unverified = 0;
+	bool quiet = false;
+	struct file_list l;
+	struct progress pg;
+	struct stats s;
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":q", opts, NULL)) != -1) {
+		if (c != 'q')
+			return tierctl_bad_option(c, argv);
+		quiet = true;
+	}
+	if (argc - optind != 1)
+		return tierctl_usage_err(argv[0], "scrub takes one MOUNT");
+	r = open_mount_stats(argv[optind], &root, &s);
+	if (r)
+		return r;
+	stats_release(&s);
+	r = collect_files(argv[optind], &l);
+	if (r < 0) {
+		file_list_release(&l);
+		return tierctl_err("cannot walk '%s': %s", argv[optind],
+				   strerror(-r));
+	}
+	if (l.error) {
+		tierctl_err("cannot read '%s': %s", l.failed,
+			    strerror(-l.error));
+		unverified++;
+	}
+	progress_start(&pg, "scrub", l.n, false, quiet);
+	for (size_t i = 0; i < l.n; i++) {
+		_cleanup_free_ char *text = NULL;
+		ssize_t n = ctl_get(l.paths[i], TIERFS_XATTR_VERIFY, &text);
+		uint64_t e;
+
+		progress_update(&pg, i);
+		if (n == -ENOENT)
+			continue; /* removed since the walk */
+		if (n == -ENODATA || n == -ENOTSUP) {
+			progress_abort(&pg);
+			file_list_release(&l);
+			return tierctl_err(
+				"'%s' cannot verify checksums (no %s)", root,
+				TIERFS_XATTR_VERIFY);
+		}
+		if (n < 0) {
+			progress_abort(&pg);
+			tierctl_err("cannot verify '%s': %s", l.paths[i],
+				    strerror((int)-n));
+			unverified++;
+			continue;
+		}
+		files++;
+		extents += kv_u64(text, "checked");
+		e = kv_u64(text, "errors");
+		if (e) {
+			progress_abort(&pg);
+			tierctl_err(
+				"'%s': %llu of %llu extents failed their checksum",
+				l.paths[i], (unsigned long long)e,
+				(unsigned long long)kv_u64(text, "checked"));
+			errors += e;
+		}
+	}
+	progress_end(&pg, l.n);
+	file_list_release(&l);
+	printf("checked %llu extents in %llu files, %llu errors",
+	       (unsigned long long)extents, (unsigned long long)files,
+	       (unsigned long long)errors);
+	if (unverified)
+		printf(", %llu files not verified",
+		       (unsigned long long)unverified);
+	printf("\n");
+	return errors || unverified ? TIERCTL_EXIT_FAIL : 0;
+}

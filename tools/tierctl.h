@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tierctl.h -- what the tierctl commands share: the command entry points,
+ * the control-channel helpers (extended attributes on the mount, see
+ * fs/ctl_proto.h), the parsed form of user.tierfs.stats, mount discovery,
+ * and the progress display.  Private to tools/; the daemon never sees it.
+ *
+ * Conventions: helpers return 0 (or a count) and -errno, and print
+ * nothing; commands print one "tierctl: ..." line per problem through
+ * tierctl_err() and return the process exit status (TIERCTL_EXIT_*).
+ */
+#ifndef TIERCTL_H
+#define TIERCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define TIERCTL_EXIT_OK 0
+#define TIERCTL_EXIT_FAIL 1  /* the action failed or found errors */
+#define TIERCTL_EXIT_USAGE 2 /* bad command line */
+
+/*
+ * Size of one ctl.migrate request: MIGRATE_CHUNK_EXTENTS extents, but at
+ * most MIGRATE_CHUNK_MAX bytes unless one extent is larger.  Small
+ * enough for progress and to keep each request short -- the kernel
+ * holds the file's inode lock across setxattr, so writers of the file
+ * wait for it -- and large enough to keep the request count low.
+ */
+#define MIGRATE_CHUNK_EXTENTS 64
+#define MIGRATE_CHUNK_MAX (UINT64_C(256) << 20)
+
+/* The commands (tierctl.c holds the table; cmd_*.c the code). */
+int cmd_status(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_layout(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+int cmd_pin(int argc, char **argv);
+int cmd_unpin(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
+int cmd_drain(int argc, char **argv);
+int cmd_scrub(int argc, char **argv);
+
+/* "tierctl: <message>" on stderr.  Returns TIERCTL_EXIT_FAIL. */
+int tierctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "tierctl: <message> (usage: tierctl <usage of @verb>)" on stderr.
+ * Returns TIERCTL_EXIT_USAGE. */
+int tierctl_usage_err(const char *verb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* For getopt_long's '?' or ':' (optstring starting with ':'): "unknown
+ * option" or "option needs a value", as tierctl_usage_err(). */
+int tierctl_bad_option(int c, char **argv);
+
+/* Print the full help of @verb on @f; false for an unknown verb. */
+bool tierctl_help(const char *verb, FILE *f);
+
+/* Handle -h/--help as the only argument check shared by every command:
+ * returns true (help printed) when argv holds one. */
+bool tierctl_want_help(int argc, char **argv);
+
+/* ---- control channel ---- */
+
+/**
+ * ctl_get() - read extended attribute @name of @path (following symlinks)
+ * @ret_val: on success a malloc'd, NUL-terminated copy of the value; the
+ *           caller frees it
+ * Return: the value's length, or -errno (ENODATA when it is not set).
+ */
+ssize_t ctl_get(const char *path, const char *name, char **ret_val);
+
+/* setxattr(@path, @name, @value) without the NUL.  Return: 0 or -errno. */
+int ctl_set(const char *path, const char *name, const char *value);
+
+/* ---- mounts ---- */
+
+/**
+ * mount_root() - the root of the mount holding @path: the highest
+ * ancestor of realpath(@path) on the same st_dev.
+ * @ret_root: on success malloc'd; the caller frees it
+ * Return: 0 or -errno.
+ */
+int mount_root(const char *path, char **ret_root);
+
+/**
+ * tierfs_mounts() - mount points of type TIERFS_FSTYPE, from
+ * /proc/self/mountinfo, in mount order
+ * @ret_list: malloc'd array of malloc'd strings; free with strv_free()
+ * Return: the number found, or -errno.
+ */
+ssize_t tierfs_mounts(char ***ret_list);
+
+void strv_free(char **v, size_t n);
+
+/* ---- user.tierfs.stats ---- */
+
+struct stats_kv {
+	const char *key;   /* points into stats.text */
+	const char *value; /* likewise */
+};
+
+/* One line: "TYPE [NAME] KEY=VALUE...". */
+struct stats_rec {
+	const char *type;    /* "tier", "migrator", "mount", ... */
+	const char *name;    /* the tier name; NULL for other records */
+	struct stats_kv *kv; /* in the daemon's order */
+	size_t nkv;
+};
+
+struct stats {
+	char *text; /* owned; records point into it */
+	struct stats_rec *recs;
+	size_t nrecs;
+};
+
+/**
+ * stats_read() - read and parse user.tierfs.stats of mount root @root
+ * Return: 0 or -errno (-ENODATA: @root is not a tierfs mount root).
+ * On success the caller releases @ret with stats_release().
+ */
+int stats_read(const char *root, struct stats *ret);
+
+/**
+ * stats_parse() - parse @text (taken over: freed by stats_release())
+ * Unknown record types and keys are kept; a value may contain spaces
+ * (a tier path): words without '=' belong to the value before them.
+ * Return: 0 or -ENOMEM (@text is freed then).
+ */
+int stats_parse(char *text, struct stats *ret);
+
+void stats_release(struct stats *s);
+
+/* The first record of @type (and @name, unless NULL), or NULL. */
+const struct stats_rec *stats_find(const struct stats *s, const char *type,
+				   const char *name);
+
+/* The value of @key in @r, or NULL. */
+const char *rec_get(const struct stats_rec *r, const char *key);
+
+/* The value of @key as a number; 0 when missing or not a number. */
+uint64_t rec_u64(const struct stats_rec *r, const char *key);
+
+/* Number of tier records, and the read_bytes sum over all of them. */
+size_t stats_ntiers(const struct stats *s);
+
+/*
+ * hit ratio of tier @r: its share of the bytes read from all tiers,
+ * read_bytes / sum(read_bytes), in 0..1; negative when nothing was read.
+ */
+double stats_hit_ratio(const struct stats *s, const struct stats_rec *r);
+
+/**
+ * open_mount_stats() - find the mount root of @path and read its stats,
+ * printing one error line when that fails
+ * Return: 0, or TIERCTL_EXIT_FAIL after an error message.  On success
+ * the caller frees *ret_root and releases @ret.
+ */
+int open_mount_stats(const char *path, char **ret_root, struct stats *ret);
+
+/* "unknown tier 'x' on '/mnt' (tiers: a, b)" check: true if @name is a
+ * tier of @s; otherwise prints that line and returns false. */
+bool stats_check_tier(const struct stats *s, const char *root,
+		      const char *name);
+
+/* ---- output helpers ---- */
+
+/* size_format() with "0" for zero; returns @buf. */
+char *human(uint64_t v, char *buf, size_t len);
+
+/* Progress display on stdout: a redrawn bar on a terminal, otherwise a
+ * plain line at every tenth of the way. */
+struct progress {
+	const char *what; /* label, borrowed */
+	uint64_t total;
+	bool bytes; /* show amounts as sizes, not counts */
+	bool tty;
+	bool quiet;
+	int last_tenth;	  /* non-terminal: last tenth printed (0: none) */
+	uint64_t last_ms; /* terminal: time of the last redraw */
+	bool drawn;
+};
+
+void progress_start(struct progress *p, const char *what, uint64_t total,
+		    bool bytes, bool quiet);
+void progress_update(struct progress *p, uint64_t done);
+/* Final state: @done of total; ends the line on a terminal. */
+void progress_end(struct progress *p, uint64_t done);
+/* Erase the bar (terminal), e.g. before a message line or when nothing
+ * was done; a later update draws it again. */
+void progress_abort(struct progress *p);
+
+uint64_t now_ms(void);
+
+#endif /* TIERCTL_H */
