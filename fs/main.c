@@ -84,6 +84,27 @@ static int check_mountpoint(const char *path)
 	return 0;
 }
 
+/*
+ * Absolute paths for the mount point and the tier directories: libfuse
+ * and the daemon itself may change directory (daemonizing does), and the
+ * unmount and the removal of backing data must still find their paths.
+ * A path that does not resolve is left as given: the check that follows
+ * reports it.  Returns 0 or -ENOMEM.
+ */
+static int make_absolute(char **path)
+{
+	char *abs;
+
+	if (!*path || (*path)[0] == '/')
+		return 0;
+	abs = realpath(*path, NULL);
+	if (!abs)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	free(*path);
+	*path = abs;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tierfs_options opt;
@@ -117,6 +138,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_setup("tierfs", false, opt.debug);
+	r = make_absolute(&opt.mountpoint);
+	for (unsigned i = 0; r == 0 && i < opt.ntiers; i++)
+		r = make_absolute(&opt.tiers[i].path);
+	if (r < 0) {
+		fprintf(stderr, "tierfs: out of memory\n");
+		goto out;
+	}
 	if (check_mountpoint(opt.mountpoint) < 0)
 		goto out;
 

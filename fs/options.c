@@ -465,7 +465,66 @@ struct ini_state {
 	struct tier_conf cur;
 	bool have_cur;
 	bool cur_kind, cur_size;
+	/* for the line reader: file, line number, section headers seen */
+	FILE *f;
+	int lineno;
+	char sections[2 + TIER_MAX_CONF * 2][64];
+	unsigned nsections;
+	int header_err; /* line of a bad header, 0 if none */
 };
+
+/*
+ * Check one "[name]" header line.  inih itself never reports a section
+ * without keys, nor a repeated one (it just merges them), so headers are
+ * checked here, as the lines go by.  Returns 0 or -EINVAL (message set).
+ */
+static int check_header(struct ini_state *s, const char *line)
+{
+	const char *end = strchr(line, ']');
+	char name[64];
+	size_t n;
+
+	if (!end)
+		return 0; /* inih reports the syntax error */
+	n = (size_t)(end - line - 1);
+	if (n >= sizeof(name))
+		return fail(s->err, s->errlen, "section name too long");
+	memcpy(name, line + 1, n);
+	name[n] = '\0';
+	if (strcmp(name, "global") && strncmp(name, "tier.", 5))
+		return fail(s->err, s->errlen,
+			    "unknown section '[%s]': use [global] or [tier.NAME]",
+			    name);
+	for (unsigned i = 0; i < s->nsections; i++)
+		if (!strcmp(s->sections[i], name))
+			return fail(s->err, s->errlen,
+				    "section '[%s]' appears twice", name);
+	if (s->nsections == sizeof(s->sections) / sizeof(s->sections[0]))
+		return fail(s->err, s->errlen, "too many sections");
+	memcpy(s->sections[s->nsections++], name, n + 1);
+	return 0;
+}
+
+/* inih line reader: fgets() plus the header checks; NULL stops. */
+static char *line_reader(char *str, int num, void *stream)
+{
+	struct ini_state *s = stream;
+	const char *p;
+
+	if (s->r < 0 || s->header_err)
+		return NULL;
+	if (!fgets(str, num, s->f))
+		return NULL;
+	s->lineno++;
+	for (p = str; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p == '[' && check_header(s, p) < 0) {
+		s->header_err = s->lineno;
+		s->r = -EINVAL;
+		return NULL;
+	}
+	return str;
+}
 
 static int flush_tier_section(struct ini_state *s)
 {
@@ -601,8 +660,11 @@ int options_load_config(struct tierfs_options *opt, char *err,
 			 opt->config_file, strerror(-r));
 		return r;
 	}
-	r = ini_parse_file(f, ini_cb, &s);
+	s.f = f;
+	r = ini_parse_stream(line_reader, &s, ini_cb, &s);
 	fclose(f);
+	if (s.header_err)
+		r = s.header_err;
 	if (r == 0 && s.r == 0)
 		s.r = flush_tier_section(&s);
 	if (r > 0) {

@@ -172,8 +172,11 @@ struct tier *tier_free(struct tier *t)
 	return NULL;
 }
 
+static void slot_put_back(struct tier *t, uint32_t slot);
+
 int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
 {
+	uint32_t slot = 0;
 	int r = 0;
 
 	pthread_mutex_lock(&t->alloc_lock);
@@ -182,15 +185,26 @@ int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
 	 * tier_used_slots() reads it without the lock.
 	 */
 	if (t->nfree_stack > 0) {
-		*ret_slot = t->free_stack[--t->nfree_stack];
+		slot = t->free_stack[--t->nfree_stack];
 		__atomic_add_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	} else if (t->hwm < t->nslots) {
-		*ret_slot = t->hwm++;
+		slot = t->hwm++;
 		__atomic_add_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	} else {
 		r = -ENOSPC;
 	}
 	pthread_mutex_unlock(&t->alloc_lock);
+	if (r == 0 && t->ops->reserve) {
+		r = t->ops->reserve(t, slot);
+		if (r < 0) {
+			/* the medium failed below the configured size */
+			__atomic_add_fetch(&t->stats.io_errors, 1,
+					   __ATOMIC_RELAXED);
+			slot_put_back(t, slot);
+		}
+	}
+	if (r == 0)
+		*ret_slot = slot;
 	return r;
 }
 
@@ -232,6 +246,16 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&t->nleaked, 1, __ATOMIC_RELAXED);
 	}
+	pthread_mutex_unlock(&t->alloc_lock);
+}
+
+/* Undo tier_slot_alloc() of a slot nothing was written to. */
+static void slot_put_back(struct tier *t, uint32_t slot)
+{
+	pthread_mutex_lock(&t->alloc_lock);
+	__atomic_sub_fetch(&t->nused, 1, __ATOMIC_RELAXED);
+	if (free_stack_push(t, slot) < 0)
+		__atomic_add_fetch(&t->nleaked, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->alloc_lock);
 }
 

@@ -64,6 +64,10 @@ struct tier;
  * @discard:  make all of @slot read as zeros and give its backing space
  *            back where the medium allows; returns 0 or -errno.
  * @sync:     flush written data to the medium; returns 0 or -errno.
+ * @reserve:  optional: make sure writes into @slot, just allocated, will
+ *            not fail for want of space on the medium; returns 0 or
+ *            -errno (-ENOSPC: the medium is full below the tier's size,
+ *            and tier_slot_alloc() fails with it).
  * @direct:   optional: the address of byte @off of @slot when the tier
  *            lives in this process's memory and needs no checksum, so a
  *            reader may hand it to the kernel without a copy; NULL
@@ -80,6 +84,7 @@ struct tier_ops {
 			 const void *buf, size_t len);
 	int (*discard)(struct tier *t, uint32_t slot);
 	int (*sync)(struct tier *t);
+	int (*reserve)(struct tier *t, uint32_t slot);
 	void *(*direct)(struct tier *t, uint32_t slot, uint64_t off);
 };
 
@@ -201,8 +206,9 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 struct tier *tier_free(struct tier *t);
 
 /**
- * tier_slot_alloc() - take a free slot
- * Return: 0 and *ret_slot, or -ENOSPC when every slot is in use.
+ * tier_slot_alloc() - take a free slot, its space reserved on the medium
+ * Return: 0 and *ret_slot; -ENOSPC when every slot is in use or the
+ * medium has no room left for it; or the back end's -errno.
  */
 int tier_slot_alloc(struct tier *t, uint32_t *ret_slot);
 

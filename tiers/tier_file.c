@@ -247,6 +247,30 @@ static int file_discard(struct tier *t, uint32_t slot)
 	return r; /* tier_slot_free() then zeroes the slot by writing */
 }
 
+/*
+ * Reserve the blocks of a freshly allocated slot, so that no write into
+ * it can later fail for want of space: a device that fills up below the
+ * tier's configured size then shows up here, as -ENOSPC at allocation,
+ * and the new extent goes to the next tier instead -- not as a failed
+ * overwrite that leaves an extent half old, half new.
+ */
+static int file_reserve(struct tier *t, uint32_t slot)
+{
+	struct file_priv *p = t->priv;
+	int r;
+
+	do {
+		r = fallocate(p->fd, 0, (off_t)slot_offset(t, slot),
+			      (off_t)t->extent_size);
+	} while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return 0;
+	/* a filesystem without fallocate: carry on unreserved */
+	if (errno == EOPNOTSUPP || errno == ENOSYS)
+		return 0;
+	return -errno;
+}
+
 static int file_sync(struct tier *t)
 {
 	struct file_priv *p = t->priv;
@@ -265,5 +289,6 @@ const struct tier_ops tier_file_ops = {
 	.read = file_read,
 	.write = file_write,
 	.discard = file_discard,
+	.reserve = file_reserve,
 	.sync = file_sync,
 };

@@ -544,8 +544,12 @@ static const struct bad_conf {
 	int line;
 	const char *part;
 } bad_confs[] = {
-	{ "[bogus]\nkey = 1\n", 2,
+	/* headers are checked as they come: the header's own line */
+	{ "[bogus]\nkey = 1\n", 1,
 	  "unknown section '[bogus]': use [global] or [tier.NAME]" },
+	{ "[global]\nextent_size = 1M\n[empty]\n", 3,
+	  "unknown section '[empty]'" },
+	{ "[global]\n[global]\n", 2, "section '[global]' appears twice" },
 	{ "[global]\nextent_size = 1M\nfoo = 1\n", 3,
 	  "unknown key 'foo' in [global]" },
 	{ "[tier.a]\nkind = ram\ncolour = red\nsize = 1G\n", 3,
@@ -583,7 +587,9 @@ static const struct bad_conf {
 	/* duplicates and too many */
 	{ "[tier.a]\nkind = ram\nsize = 1G\n[tier.b]\nkind = ram\nsize = 1G\n"
 	  "[tier.a]\nkind = ram\nsize = 2G\n",
-	  0, "duplicate tier name 'a'" },
+	  7, "section '[tier.a]' appears twice" },
+	{ "[tier.a]\nkind = ram\n[tier.a]\nsize = 2G\n", 3,
+	  "section '[tier.a]' appears twice" },
 	{ "[tier.a]\nkind = file\npath = /p\nsize = 1G\n[tier.b]\nkind = file\n"
 	  "path = /p\nsize = 1G\n",
 	  0, "tiers 'a' and 'b' use the same path '/p'" },
