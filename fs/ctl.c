@@ -47,7 +47,7 @@ ssize_t ctl_effective_text(struct tierfs *fs, struct tfs_inode *inode,
 			/* the source is this inode or one of its ancestors */
 			struct tfs_inode *d = inode->i_type == S_IFDIR
 						      ? inode
-						      : (inode->i_parent ? inode->i_parent
+						      : (inode_parent(inode) ? inode_parent(inode)
 									 : fs->root);
 
 			while (d->i_ino != p.src[k] && d != fs->root)

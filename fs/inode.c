@@ -76,6 +76,7 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode)
 		break;
 	}
 	xattr_release(inode);
+	free(inode->i_parents);
 	pthread_rwlock_destroy(&inode->i_dlock);
 	pthread_mutex_destroy(&inode->i_lock);
 	free(inode);
@@ -112,6 +113,49 @@ void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n)
 	pthread_mutex_unlock(&fs->itab_lock);
 	if (dead)
 		inode_free(fs, inode);
+}
+
+int inode_parent_add(struct tfs_inode *inode, struct tfs_inode *dir)
+{
+	if (inode->i_nparents == inode->i_cparents) {
+		uint32_t n = inode->i_cparents ? inode->i_cparents * 2 : 1;
+		struct tfs_inode **p = realloc(inode->i_parents, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		inode->i_parents = p;
+		inode->i_cparents = n;
+	}
+	inode->i_parents[inode->i_nparents++] = dir;
+	return 0;
+}
+
+void inode_parent_del(struct tfs_inode *inode, struct tfs_inode *dir)
+{
+	/* the latest matching entry goes; order of the others is kept */
+	for (uint32_t i = inode->i_nparents; i-- > 0;) {
+		if (inode->i_parents[i] != dir)
+			continue;
+		memmove(&inode->i_parents[i], &inode->i_parents[i + 1],
+			(inode->i_nparents - i - 1) * sizeof(*inode->i_parents));
+		inode->i_nparents--;
+		return;
+	}
+}
+
+void inode_parent_move(struct tfs_inode *inode, struct tfs_inode *from,
+		       struct tfs_inode *to)
+{
+	/* renamed: the name now in @to is the latest one */
+	inode_parent_del(inode, from);
+	/* cannot fail: the entry just freed leaves room */
+	(void)inode_parent_add(inode, to);
+}
+
+struct tfs_inode *inode_parent(const struct tfs_inode *inode)
+{
+	return inode->i_nparents ? inode->i_parents[inode->i_nparents - 1]
+				 : NULL;
 }
 
 void inode_pin(struct tierfs *fs, struct tfs_inode *inode)

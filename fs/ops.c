@@ -323,8 +323,8 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 	} else {
 		inode->i_nlink = 1;
 	}
-	if (!S_ISDIR(mode))
-		inode->i_parent = dir;
+	if (r == 0 && !S_ISDIR(mode))
+		r = inode_parent_add(inode, dir);
 	if (r == 0)
 		r = dir_add(&dir->i_dir, name, inode);
 	if (r < 0) {
@@ -423,16 +423,15 @@ static void touch_c(struct tfs_inode *inode)
 }
 
 /*
- * A name of @inode in @dir went away: if @dir was the directory whose
- * policy @inode followed, it follows the root's from now on (a hard link
- * elsewhere does not say which other directory should take over).
+ * A name of @inode in @dir went away: the directory of its latest
+ * remaining name governs its policy now (the root's, once it has none).
  * Called with ns_lock held exclusive.
  */
 static void forget_parent(struct tierfs *fs, struct tfs_inode *inode,
 			  struct tfs_inode *dir)
 {
-	if (inode->i_type != S_IFDIR && inode->i_parent == dir) {
-		inode->i_parent = NULL;
+	if (inode->i_type != S_IFDIR) {
+		inode_parent_del(inode, dir);
 		policy_changed(fs);
 	}
 }
@@ -518,7 +517,7 @@ static void reparent(struct tierfs *fs, struct tfs_inode *child,
 	/* the new name's directory governs the policy from now on */
 	policy_changed(fs);
 	if (child->i_type != S_IFDIR) {
-		child->i_parent = to;
+		inode_parent_move(child, from, to);
 		return;
 	}
 	if (from == to)
@@ -654,11 +653,15 @@ static void tfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	} else if (dir_find(&dir->i_dir, newname)) {
 		r = -EEXIST;
 	} else {
-		r = dir_add(&dir->i_dir, newname, inode);
+		r = inode_parent_add(inode, dir);
+		if (r == 0) {
+			r = dir_add(&dir->i_dir, newname, inode);
+			if (r < 0)
+				inode_parent_del(inode, dir);
+		}
 	}
 	if (r == 0) {
 		inode_link_inc(fs, inode);
-		inode->i_parent = dir;
 		policy_changed(fs);
 		touch_c(inode);
 		touch_dir(dir);

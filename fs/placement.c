@@ -26,7 +26,7 @@ static struct tfs_inode *parent_of(struct tierfs *fs, struct tfs_inode *i)
 		return NULL;
 	if (i->i_type == S_IFDIR)
 		return i->i_dir.d_parent;
-	return i->i_parent ? i->i_parent : fs->root;
+	return inode_parent(i) ? inode_parent(i) : fs->root;
 }
 
 /* Called with ns_lock held (shared). */

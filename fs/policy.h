@@ -6,12 +6,13 @@
  * Each attribute is inherited on its own: for every key, the nearest of
  * the file itself, its directory, that directory's parent, ... up to the
  * mount root that sets it wins, else the default.  A file's "directory"
- * is the one holding its most recent name (link or rename moves it; a
- * file whose name there is removed falls back to the root).
+ * is the one holding its most recent name (link or rename moves it;
+ * removing that name hands over to the next most recent one, and a file
+ * with no name left follows the root).
  *
  * The parse and placement functions here are pure (no I/O, no locks),
  * so that the unit test drives them with tables; the resolution walks
- * the namespace and is in policy_resolve().
+ * the namespace and is in placement.c (policy_get()).
  */
 #ifndef TIERFS_POLICY_H
 #define TIERFS_POLICY_H

@@ -105,9 +105,13 @@ struct tfs_inode {
 	uint64_t i_pol_gen;	/* i_lock; fs->policy_gen of i_eff */
 	struct policy i_eff;	/* i_lock; cached effective policy */
 
-	/* fs->ns_lock; non-directories: directory of the latest name, or
-	 * NULL (then the root's policy applies) */
-	struct tfs_inode *i_parent;
+	/*
+	 * fs->ns_lock; non-directories: the directory of each of the
+	 * inode's names, one entry per name, latest last.  The latest one
+	 * governs the policy; none (an unlinked file) means the root's.
+	 */
+	struct tfs_inode **i_parents;
+	uint32_t i_nparents, i_cparents;
 
 	pthread_rwlock_t i_dlock; /* protects i_map and file data */
 	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
@@ -184,6 +188,14 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode);
 void inode_lookup_ref(struct tierfs *fs, struct tfs_inode *inode);
 void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n);
 void inode_link_inc(struct tierfs *fs, struct tfs_inode *inode);
+/* The directories of a non-directory's names; all with ns_lock held
+ * exclusive (inode_parent(): shared is enough). */
+int inode_parent_add(struct tfs_inode *inode, struct tfs_inode *dir);
+void inode_parent_del(struct tfs_inode *inode, struct tfs_inode *dir);
+void inode_parent_move(struct tfs_inode *inode, struct tfs_inode *from,
+		       struct tfs_inode *to);
+/* The directory whose policy @inode follows (NULL: the root's). */
+struct tfs_inode *inode_parent(const struct tfs_inode *inode);
 /* Internal pins: keep @inode alive while the migrator works on it. */
 void inode_pin(struct tierfs *fs, struct tfs_inode *inode);
 void inode_unpin(struct tierfs *fs, struct tfs_inode *inode);

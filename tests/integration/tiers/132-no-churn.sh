@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# GROUP: migrate
+# TIMEOUT: 90
+#
+# Promotion must not churn.  RAM 16M (empty, so promotion has room) over a
+# file tier holding three 8M files, default heat settings (3 passes make
+# an extent hot), watermarks 100/90 so that filling RAM for the setup does
+# not start demotions:
+#  - W, written once and never read again, stays where it is;
+#  - R, read once with O_DIRECT in 4K requests (hundreds of requests per
+#    extent, one pass), stays where it is;
+#  - B, read once through the page cache after dropping it, stays;
+#    no promotions and no moves at all over six migrator passes.
+#  Then, as a control that the migrator is awake: R read in two more
+#  passes is promoted, while W and B still stay; and the first quarter of
+#  W, rewritten in two more passes, is promoted too (writes are passes).
+# With --no-migrate nothing moves at all: a full RAM tier above its high
+# watermark is not drained, data read in many passes is not promoted, and
+# the counters stay at zero.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/tlib.sh"
+
+mkdir -p "$T/disk" || t_fail mkdir
+
+t_mount --tier ram=ram:16M --tier disk=file:"$T/disk":64M \
+	--promote-passes 3 --high-watermark 100 --low-watermark 90
+pat_w -s 9 "$MNT/filler" 0 16M
+for f in W R B; do
+	pat_w -s 1 "$MNT/$f" 0 8M
+	t_eq "$(layout "$MNT/$f")" "ram=0 disk=$((8 * M))" "layout of $f"
+done
+rm "$MNT/filler" || t_fail rm
+wait_for 5 'RAM not empty after rm: $(tstat ram used)' eval '[ "$(tstat ram used)" = 0 ]'
+pat_v -d -b 4K -s 1 "$MNT/R" 0 8M
+drop_caches
+cat "$MNT/B" >/dev/null || t_fail "cat B"
+moved0=$(mstat moved)
+wait_passes 6
+for f in W R B; do
+	t_eq "$(layout "$MNT/$f")" "ram=0 disk=$((8 * M))" "layout of $f after six passes"
+done
+t_eq "$(tstat ram promotions)" 0 "promotions of data written or read once"
+t_eq "$(mstat moved)" "$moved0" "extents moved by the migrator"
+
+# control: two more passes over R make it hot
+for ((i = 0; i < 2; i++)); do
+	sleep 0.5
+	pat_v -d -s 1 "$MNT/R" 0 8M
+done
+wait_for 10 'R not promoted after two more passes: $(layout "$MNT/R"), promotions $(tstat ram promotions)' \
+	eval '[ "$(on_tier ram "$MNT/R")" = $((8 * M)) ]'
+t_eq "$(layout "$MNT/W")" "ram=0 disk=$((8 * M))" "layout of W after R's promotion"
+t_eq "$(layout "$MNT/B")" "ram=0 disk=$((8 * M))" "layout of B after R's promotion"
+t_eq "$(tstat ram promotions)" 8 "promotions"
+pat_v -d -s 1 "$MNT/R" 0 8M
+# rewriting counts like reading: W's first quarter rewritten in two more
+# passes moves up, the rest of W stays
+for ((i = 0; i < 2; i++)); do
+	sleep 0.5
+	pat_w -d -s 1 "$MNT/W" 0 2M
+done
+wait_for 10 'W not promoted after two rewrite passes: $(extents "$MNT/W" | tr "\n" ";")' \
+	eval '[ "$(extents "$MNT/W" | head -n 1)" = "0 $((2 * M)) ram" ]'
+t_eq "$(on_tier ram "$MNT/W")" $((2 * M)) "RAM bytes of W"
+t_eq "$(layout "$MNT/B")" "ram=0 disk=$((8 * M))" "layout of B after W's promotion"
+pat_v -d -s 1 "$MNT/W" 0 8M
+
+# --no-migrate: nothing moves
+t_remount --tier ram=ram:4M --tier disk=file:"$T/disk":64M --no-migrate --promote-passes 1
+pat_w -s 2 "$MNT/H" 0 8M
+ext0=$(extents "$MNT/H")
+t_eq "$ext0" "0 $((4 * M)) ram
+$((4 * M)) $((4 * M)) disk" "extents with --no-migrate"
+for ((i = 0; i < 5; i++)); do
+	pat_v -d -s 2 "$MNT/H" 0 8M
+	sleep 0.5
+done
+t_eq "$(extents "$MNT/H")" "$ext0" "extents after five passes with --no-migrate"
+t_eq "$(mstat enabled) $(mstat passes) $(mstat moved)" "0 0 0" "migrator with --no-migrate"
+for t in ram disk; do
+	t_eq "$(tstat $t promotions) $(tstat $t demotions)" "0 0" "promotions and demotions of $t with --no-migrate"
+done
+
+t_pass

@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# tlib.sh -- helpers shared by the tier tests.  Source it after lib.sh:
+#
+#     . "$(dirname "$0")/../lib.sh"
+#     . "$(dirname "$0")/tlib.sh"
+#
+#   t_xattr PATH NAME       value of an attribute (virtual ones included);
+#                           "(getfattr NAME failed: ...)" if there is none
+#   layout PATH             user.tierfs.layout
+#   extents PATH            user.tierfs.extents (one "START LENGTH TIER"
+#                           line per run)
+#   stats                   user.tierfs.stats of the mount root
+#   tstat TIER KEY          one key of the "tier TIER" stats record
+#   mstat KEY               one key of the "migrator" stats record
+#   on_tier TIER PATH       bytes of PATH on TIER, from its layout
+#   drop_caches             write back and drop the page cache, so that the
+#                           next buffered read reaches the daemon
+#   wait_for SECS MSG CMD...  poll CMD (bounded); t_fail MSG on timeout.
+#                           MSG is expanded (eval) only then: give it in
+#                           single quotes so that $(...) shows the state
+#                           at the timeout, not at the call
+#   pat_v ARGS...           pattern v ARGS... and t_fail with its output
+#   pat_w ARGS...           pattern w ARGS... likewise
+#   wait_passes N           let the migrator run N more passes (bounded)
+#   wait_idle               wait until the migrator moved nothing for three
+#                           passes in a row (bounded): a move holds a slot
+#                           on both tiers until it switches, so counters
+#                           are compared only on an idle mount
+#   t_soft_fail MSG         report a failure now but go on, so that one run
+#                           shows every independent problem; t_done fails
+#                           the test at the end
+#   t_done                  t_pass, or t_fail if t_soft_fail was called
+#   tier_dirs DIR           the private directories tierfs made in DIR
+#   slab_of DIR             the slab file of the tier whose path is DIR
+# Variables: M (1 MiB), K (1 KiB), P (pattern), SC (sc).
+
+t_need_progs
+M=1048576
+K=1024
+P=$PROGS/pattern
+SC=$PROGS/sc
+: "${TIERS_PROGS:=$(dirname "$TIERFS_BIN")/../tests/integration/tiers}"
+
+t_xattr() {
+	local out
+	if out=$(getfattr --absolute-names --only-values -n "$2" -- "$1" 2>&1); then
+		printf '%s' "$out"
+	else
+		printf '(getfattr %s failed: %s)' "$2" "$out"
+	fi
+}
+
+layout() { t_xattr "$1" user.tierfs.layout; }
+extents() { t_xattr "$1" user.tierfs.extents; }
+stats() { t_xattr "$MNT" user.tierfs.stats; }
+
+# _rec_key RECORD-TYPE NAME KEY: from stats, e.g. _rec_key tier ram used
+_rec_key() {
+	stats | awk -v r="$1" -v t="$2" -v k="$3" '
+		$1 == r && (t == "" || $2 == t) {
+			for (i = 2; i <= NF; i++) {
+				n = index($i, "=")
+				if (n && substr($i, 1, n - 1) == k) {
+					print substr($i, n + 1); f = 1
+				}
+			}
+		}
+		END { exit !f }'
+}
+
+tstat() { _rec_key tier "$1" "$2"; }
+mstat() { _rec_key migrator "" "$1"; }
+
+on_tier() {
+	layout "$2" | tr ' ' '\n' | awk -F= -v t="$1" '$1 == t { print $2; f = 1 } END { exit !f }'
+}
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+wait_for() {
+	local secs=$1 msg=$2
+	shift 2
+	t_wait_until "$secs" "$@" || t_fail "$(eval "echo \"$msg\"")"
+}
+
+pat_v() {
+	local out
+	out=$("$P" v "$@" 2>&1) || t_fail "verify $*: $out"
+}
+
+pat_w() {
+	local out
+	out=$("$P" w "$@" 2>&1) || t_fail "write $*: $out"
+}
+
+_passes_at_least() { [ "$(mstat passes)" -ge "$1" ]; }
+
+wait_passes() {
+	local want=$(($(mstat passes) + $1))
+	wait_for 15 'migrator passes stuck at $(mstat passes), wanted $want' _passes_at_least "$want"
+}
+
+wait_idle() {
+	local i m quiet=0
+	for ((i = 0; i < 40 && quiet < 3; i++)); do
+		m=$(mstat moved)
+		wait_passes 1
+		if [ "$(mstat moved)" = "$m" ]; then
+			quiet=$((quiet + 1))
+		else
+			quiet=0
+		fi
+	done
+	[ "$quiet" -ge 3 ] || t_fail "the migrator did not go idle: moved $(mstat moved)"
+}
+
+T_SOFT=()
+t_soft_fail() {
+	echo "FAIL: $*" >&2
+	T_SOFT+=("$*")
+}
+
+t_done() {
+	if [ ${#T_SOFT[@]} -gt 0 ]; then
+		t_fail "${#T_SOFT[@]} check(s) failed (see above)"
+	fi
+	t_pass
+}
+
+tier_dirs() {
+	find "$1" -mindepth 1 -maxdepth 1 -name 'tierfs-*' 2>/dev/null
+}
+
+slab_of() {
+	local d
+	d=$(tier_dirs "$1")
+	[ -n "$d" ] && [ -f "$d/slab" ] || t_fail "no slab file under $1"
+	echo "$d/slab"
+}
