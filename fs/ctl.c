@@ -67,13 +67,51 @@ ssize_t ctl_effective_text(struct tierfs *fs, struct tfs_inode *inode,
 	return (ssize_t)len;
 }
 
+/*
+ * A small set of inode pointers (open addressing), so that a file with
+ * several names under a directory counts once in its layout.
+ */
+struct iset {
+	const struct tfs_inode **v;
+	size_t cap, n;
+};
+
+/* Returns 1 if added, 0 if present, -ENOMEM. */
+static int iset_add(struct iset *s, const struct tfs_inode *p)
+{
+	size_t h;
+
+	if (2 * (s->n + 1) > s->cap) {
+		struct iset bigger = { NULL, s->cap ? s->cap * 2 : 64, 0 };
+
+		bigger.v = calloc(bigger.cap, sizeof(*bigger.v));
+		if (!bigger.v)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->v[i])
+				(void)iset_add(&bigger, s->v[i]);
+		free(s->v);
+		*s = bigger;
+	}
+	h = ((uintptr_t)p >> 4) & (s->cap - 1);
+	while (s->v[h]) {
+		if (s->v[h] == p)
+			return 0;
+		h = (h + 1) & (s->cap - 1);
+	}
+	s->v[h] = p;
+	s->n++;
+	return 1;
+}
+
 /* Sum the layouts of everything below @dir.  Called with ns_lock shared;
- * takes each file's data lock in turn.  Hard-linked files count once per
- * name.  Iterative with an explicit stack: trees may be deep. */
+ * takes each file's data lock in turn.  A hard-linked file counts once.
+ * Iterative with an explicit stack: trees may be deep. */
 static int layout_rec(struct tierfs *fs, struct tfs_inode *dir,
 		      uint64_t bytes[TIER_MAX_CONF])
 {
 	struct tfs_inode **stack = malloc(64 * sizeof(*stack));
+	struct iset linked = { 0 };
 	size_t n = 0, cap = 64;
 	int r = 0;
 
@@ -89,6 +127,15 @@ static int layout_rec(struct tierfs *fs, struct tfs_inode *dir,
 
 			if (c->i_type == S_IFREG) {
 				uint64_t b[TIER_MAX_CONF];
+
+				if (__atomic_load_n(&c->i_nlink, __ATOMIC_RELAXED) > 1) {
+					r = iset_add(&linked, c);
+					if (r < 0)
+						break;
+					if (r == 0)
+						continue; /* counted already */
+					r = 0;
+				}
 
 				pthread_rwlock_rdlock(&c->i_dlock);
 				data_layout(fs, c, b);
@@ -111,6 +158,7 @@ static int layout_rec(struct tierfs *fs, struct tfs_inode *dir,
 			}
 		}
 	}
+	free(linked.v);
 	free(stack);
 	return r;
 }

@@ -118,6 +118,12 @@ static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * stale: do not let an mtime seen in a later getattr throw it away.
 	 */
 	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+	/*
+	 * No atomic O_TRUNC: with it the kernel leaves clearing suid/sgid on
+	 * a truncating open to us, and only it knows whether the caller has
+	 * CAP_FSETID.  Without it, it sends a setattr that already says.
+	 */
+	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (conn->capable & FUSE_CAP_ASYNC_DIO)
@@ -678,17 +684,7 @@ static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (inode->i_type == S_IFDIR)
 		return tierfs_reply_err(req, -EISDIR);
-	/*
-	 * libfuse asks for atomic O_TRUNC: the kernel then sends O_TRUNC
-	 * here instead of a separate setattr (it has checked write
-	 * permission and drops its own page cache after we reply).
-	 */
-	if ((fi->flags & O_TRUNC) && inode->i_type == S_IFREG) {
-		int r = data_truncate(req_fs(req), inode, 0);
-
-		if (r < 0)
-			return tierfs_reply_err(req, r);
-	}
+	/* O_TRUNC comes as a setattr first: see tfs_init() */
 	/* all changes come through this kernel: keep its page cache */
 	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);
