@@ -23,6 +23,7 @@ unmounts both, and prints MiB/s (sequential) or IOPS (random) per target
 and the ratio tierfs/tmpfs.
 
 Options:
+  --bin PATH             the tierfs daemon (same as TIERFS_BIN)
   --size SIZE            test file size (default 2G)
   --fs-size SIZE         tmpfs size and the default RAM tier size
                          (default: twice --size)
@@ -104,6 +105,7 @@ bin=${TIERFS_BIN:-./build/fs/tierfs}
 
 while (($#)); do
 	case $1 in
+	--bin) bin=${2:?}; shift ;;
 	--size) size=${2:?}; shift ;;
 	--fs-size) fs_size=${2:?}; shift ;;
 	--runtime) runtime=${2:?}; shift ;;
@@ -170,6 +172,8 @@ fi
 if ((drop_caches)) && [[ ! -w /proc/sys/vm/drop_caches ]]; then
 	die "--drop-caches needs root"
 fi
+have_getfattr=0
+command -v getfattr >/dev/null && have_getfattr=1
 
 if ((!no_tierfs)); then
 	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it, pass its path, or use --no-tierfs)"
@@ -345,6 +349,42 @@ supports_direct()
 	return $r
 }
 
+# tierfs_layout FILE: bytes of FILE per tier, in MiB ("ram=1024M disk=1024M")
+tierfs_layout()
+{
+	local v
+	v=$(getfattr --absolute-names -n user.tierfs.layout --only-values \
+		"$1" 2>/dev/null) || { echo "n/a"; return; }
+	awk '{ for (i = 1; i <= NF; i++) {
+		split($i, kv, "=")
+		printf "%s%s=%.0fM", (i > 1 ? " " : ""), kv[1], kv[2] / 1048576 }
+		print "" }' <<<"$v"
+}
+
+# tierfs_counters: per tier "NAME: promotions P, demotions D, spills S"
+# and the migrator's moves, from user.tierfs.stats on the mount root.
+tierfs_counters()
+{
+	getfattr --absolute-names -n user.tierfs.stats --only-values \
+		"$tierfs_mnt" 2>/dev/null | awk '
+		function get(f,   i, kv) {
+			for (i = 2; i <= NF; i++)
+				if (split($i, kv, "=") == 2 && kv[1] == f)
+					return kv[2]
+			return "?"
+		}
+		$1 == "tier" {
+			printf "%s%s: promotions %s, demotions %s, spills %s",
+				(n++ ? "; " : ""), $2, get("promotions"),
+				get("demotions"), get("spills")
+		}
+		$1 == "migrator" {
+			printf "; migrator moved %s, retries %s, failures %s",
+				get("moved"), get("retries"), get("failures")
+		}
+		END { print "" }'
+}
+
 # test_args TEST: fio arguments of one test.
 test_args()
 {
@@ -417,6 +457,10 @@ run_one()
 		return
 	fi
 	read -r bw iops err <<<"$out"
+	if [[ $label == tierfs && $test == seqwrite ]]; then
+		printf '# tierfs layout of bench.dat after %s seq write (%d/%d): %s\n' \
+			"$mode" "$rep" "$repeat" "$(tierfs_layout "$dir/bench.dat")"
+	fi
 	if ((err)); then
 		printf '%s\t%s\t%s\tfail\terrno %s\n' "$mode" "$test" "$label" \
 			"$err" >>"$results"
@@ -436,6 +480,7 @@ results=${out_dir:-$work}/results.tsv
 
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, $(fio --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# file $size ($size_bytes B), fs size $fs_bytes B, runtime ${runtime}s (+${ramp}s ramp), ioengine $ioengine, modes ${modes[*]}, median of $repeat"
+echo "# direct: O_DIRECT (fio --direct=1), no page cache; buffered: page cache, fio drops the file's cache with posix_fadvise(DONTNEED) at the start of each job (invalidate=1)$( ((drop_caches)) && echo "; all caches dropped before every job")"
 for ((i = 0; i < ${#dirs[@]}; i++)); do
 	printf '# %-9s %s (%s)\n' "${labels[$i]}" "${dirs[$i]}" \
 		"$(findmnt -no FSTYPE,SOURCE -T "${dirs[$i]}")"
@@ -452,6 +497,9 @@ for mode in "${modes[@]}"; do
 			done
 		done
 	done
+	if [[ -n $tierfs_mnt ]] && ((have_getfattr)); then
+		echo "# tierfs counters after $mode (since mount): $(tierfs_counters)"
+	fi
 	for ((i = 0; i < ${#dirs[@]}; i++)); do
 		rm -f "${dirs[$i]}/bench.dat"
 	done
