@@ -46,6 +46,7 @@ struct cand {
 	uint64_t idx;
 	uint32_t slot;
 	uint32_t heat;
+	uint32_t stamp;	   /* tick of the last counted access */
 	uint32_t allowed;  /* tiers the file's policy allows */
 	int8_t home;	   /* tier by pin or split, or -1 */
 	uint8_t tier;
@@ -95,11 +96,18 @@ static void vec_sort(struct cand_vec *cv, int (*cmp)(const void *, const void *)
 		qsort(cv->v, cv->n, sizeof(*cv->v), cmp);
 }
 
+/*
+ * Coldest first; among equally cold extents the least recently used
+ * first, so that after a streaming write larger than the tier its newest
+ * part, not whatever has the lowest offsets, stays on the fast tier.
+ */
 static int by_heat_asc(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
 
-	return x->heat < y->heat ? -1 : x->heat > y->heat;
+	if (x->heat != y->heat)
+		return x->heat < y->heat ? -1 : 1;
+	return x->stamp < y->stamp ? -1 : x->stamp > y->stamp;
 }
 
 static int by_heat_desc(const void *a, const void *b)
@@ -269,6 +277,7 @@ static int scan_collect(struct tierfs *fs, struct scan *s, bool need_cold[])
 				.slot = e->slot,
 				.tier = e->tier,
 				.heat = heat_of(e, now, fs->half_life_ticks),
+				.stamp = __atomic_load_n(&e->stamp, __ATOMIC_RELAXED),
 				.allowed = pol.allowed,
 				.home = (int8_t)policy_home(&pol, idx << fs->extent_shift),
 				.promote = pol.promote,
