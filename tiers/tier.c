@@ -6,7 +6,11 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -531,4 +535,58 @@ const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 int tier_sync(struct tier *t)
 {
 	return t->ops->sync ? t->ops->sync(t) : 0;
+}
+
+int tier_path_check(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (access(path, W_OK | X_OK) < 0)
+		return -errno; /* EACCES, or EROFS on a read-only mount */
+	return 0;
+}
+
+int tier_space_check(const char *path, uint64_t size)
+{
+	struct statvfs vfs;
+	uint64_t avail;
+
+	if (statvfs(path, &vfs) < 0)
+		return -errno;
+	if (__builtin_mul_overflow((uint64_t)vfs.f_bavail,
+				   (uint64_t)vfs.f_frsize, &avail))
+		avail = UINT64_MAX;
+	if (size > avail)
+		return -ENOSPC;
+	return 0;
+}
+
+int tier_private_dir_create(const char *path, const char *name,
+			    char **ret_dir)
+{
+	char *dir;
+	int r;
+
+	if (asprintf(&dir, "%s/tierfs-%s-XXXXXX", path, name) < 0)
+		return -ENOMEM;
+	if (!mkdtemp(dir)) {
+		r = -errno;
+		free(dir);
+		if (r == -EPERM || r == -ENOENT)
+			r = -EACCES;
+		return r;
+	}
+	/* mkdtemp() honours the umask; the mode must not depend on it */
+	if (chmod(dir, 0700) < 0) {
+		r = -errno;
+		(void)rmdir(dir);
+		free(dir);
+		return r;
+	}
+	*ret_dir = dir;
+	return 0;
 }

@@ -258,6 +258,25 @@ static inline bool tier_has_csum(const struct tier *t)
 	return t->csum != NULL;
 }
 
+/*
+ * Helpers for back ends that keep their data under a directory (pmem,
+ * file).  Each returns 0 or -errno.
+ *
+ * tier_path_check() - @path is a directory that access() says we may
+ * write: -ENOENT, -ENOTDIR, -EACCES or -EROFS otherwise.
+ * tier_space_check() - the filesystem holding @path has @size bytes
+ * free: -ENOSPC otherwise.
+ * tier_private_dir_create() - make @path/tierfs-@name-XXXXXX, mode 0700
+ * whatever the umask.  This is also the real create test (access() says
+ * yes to root on /proc, or on NFS with root squashing; such refusals,
+ * EPERM or ENOENT, become -EACCES).  On success the caller owns *ret_dir
+ * and frees it with free().
+ */
+int tier_path_check(const char *path);
+int tier_space_check(const char *path, uint64_t size);
+int tier_private_dir_create(const char *path, const char *name,
+			    char **ret_dir);
+
 /* Back ends, one per kind (NULL where this build lacks one). */
 extern const struct tier_ops tier_ram_ops;
 extern const struct tier_ops tier_pmem_ops;

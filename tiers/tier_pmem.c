@@ -258,70 +258,6 @@ static int guarded(const struct pmem_priv *p, enum guard_op op, char *pm,
  * (tiers/tier_dir.c) once that file may be added.
  */
 
-/*
- * Check that @path is a directory that access() says we may create files
- * in.  Nothing is created.
- */
-static int dir_check(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	if (access(path, W_OK | X_OK) < 0)
-		return -errno; /* EACCES, or EROFS on a read-only mount */
-	return 0;
-}
-
-/* Check that the filesystem holding @path has @size bytes free. */
-static int space_check(const char *path, uint64_t size)
-{
-	struct statvfs vfs;
-	uint64_t avail;
-
-	if (statvfs(path, &vfs) < 0)
-		return -errno;
-	if (__builtin_mul_overflow((uint64_t)vfs.f_bavail,
-				   (uint64_t)vfs.f_frsize, &avail))
-		avail = UINT64_MAX;
-	if (size > avail)
-		return -ENOSPC;
-	return 0;
-}
-
-/*
- * Make the private directory @path/tierfs-@name-XXXXXX, mode 0700; the
- * "real create test" (access() says yes to root on /proc, or on NFS
- * with root squashing; such refusals become -EACCES).  On success the
- * caller owns *ret_dir and frees it with free().
- */
-static int private_dir_create(const char *path, const char *name,
-			      char **ret_dir)
-{
-	char *dir;
-	int r;
-
-	if (asprintf(&dir, "%s/tierfs-%s-XXXXXX", path, name) < 0)
-		return -ENOMEM;
-	if (!mkdtemp(dir)) {
-		r = -errno;
-		free(dir);
-		if (r == -EPERM || r == -ENOENT)
-			r = -EACCES;
-		return r;
-	}
-	/* mkdtemp() honours the umask; the mode must not depend on it */
-	if (chmod(dir, 0700) < 0) {
-		r = -errno;
-		(void)rmdir(dir);
-		free(dir);
-		return r;
-	}
-	*ret_dir = dir;
-	return 0;
-}
 
 /* ------------------------------------------------------------------ */
 
@@ -389,7 +325,7 @@ static int pmem_open(struct tier *t)
 
 	if (len > SIZE_MAX)
 		return -EFBIG;
-	r = dir_check(t->path);
+	r = tier_path_check(t->path);
 	if (r < 0)
 		return r;
 	r = guard_install();
@@ -399,10 +335,10 @@ static int pmem_open(struct tier *t)
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
-	r = private_dir_create(t->path, t->name, &p->dir);
+	r = tier_private_dir_create(t->path, t->name, &p->dir);
 	if (r < 0)
 		goto err_free;
-	r = space_check(t->path, t->size);
+	r = tier_space_check(t->path, t->size);
 	if (r < 0)
 		goto err_free;
 	if (asprintf(&p->slab, "%s/" SLAB_NAME, p->dir) < 0) {
