@@ -15,6 +15,7 @@
 #include "heat.h"
 #include "migrate.h"
 #include "tier.h"
+#include "macro.h"
 #include "log.h"
 #include "banned.h"
 
@@ -46,6 +47,23 @@ static int check_distinct_paths(const struct tierfs_options *opt)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The dirty page cache the kernel may hold for the mount: --dirty-max,
+ * else DEFAULT_DIRTY_MAX, but never more than an eighth of the tiers'
+ * capacity, because as much must stay free for it (kernel_space_low()).
+ */
+static uint64_t default_dirty_max(const struct tierfs *fs)
+{
+	uint64_t total = 0, v;
+
+	if (fs->opt.dirty_max)
+		return fs->opt.dirty_max;
+	for (unsigned i = 0; i < fs->ntiers; i++)
+		total += (uint64_t)fs->tiers[i]->nslots * fs->extent_size;
+	v = MIN(DEFAULT_DIRTY_MAX, total / 8);
+	return MAX(v, (uint64_t)1 << 20);
 }
 
 int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
@@ -87,6 +105,9 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 		fs->ntiers++;
 		fs->names.n = fs->ntiers;
 	}
+
+	fs->dirty_max = default_dirty_max(fs);
+	fs->dirty_reserve = fs->dirty_max;
 
 	fs->root = inode_new(fs, S_IFDIR | 0755, getuid(), getgid(), 0);
 	if (!fs->root) {
@@ -242,9 +263,12 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    fs->opt.low_wm, LD(fs->opt.migrate_bw),
 			    LD(ms.drain_stuck));
 	if (r == 0)
-		r = appendf(&buf, &len, &cap, "mount extent_size=%u inodes=%llu\n",
-			    fs->extent_size, LD(__atomic_load_n(&fs->ninodes,
-							       __ATOMIC_RELAXED)));
+		r = appendf(&buf, &len, &cap,
+			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
+			    "killpriv_v2=%d dirty_limit=%llu writeback_errors=%llu\n",
+			    fs->extent_size, LD(LOAD(fs->ninodes)),
+			    fs->writeback, fs->killpriv_v2,
+			    LD(LOAD(fs->dirty_reserve)), LD(LOAD(fs->wb_errors)));
 	if (r < 0) {
 		free(buf);
 		return r;

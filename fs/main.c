@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "fuse_inc.h"
+#include "kernel.h"
 #include "ops.h"
 #include "options.h"
 #include "tierfs.h"
@@ -163,6 +164,11 @@ int main(int argc, char **argv)
 		goto out_destroy;
 	if (fuse_session_mount(se, opt.mountpoint) != 0)
 		goto out_handlers;
+	/* newer kernel features through our own /dev/fuse hooks (kernel.h) */
+	r = kernel_attach(se, fs);
+	if (r < 0)
+		log_warn("cannot hook the FUSE device: %s; using only what libfuse %s negotiates",
+			 strerror(-r), fuse_pkgversion());
 	if (fuse_daemonize(opt.foreground) != 0)
 		goto out_unmount;
 	if (!opt.foreground)

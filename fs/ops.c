@@ -23,6 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "migrate.h"
 #include "ops.h"
 #include "reply.h"
@@ -42,9 +43,6 @@
 /* Pieces of one zero-copy read reply (writev allows 1024, with libfuse's
  * header in front). */
 #define READ_IOV_MAX 256
-
-/* Largest request we ask the kernel for (max_write, readahead). */
-#define TIERFS_MAX_IO (1u << 20)
 
 static struct tierfs *req_fs(fuse_req_t req)
 {
@@ -81,32 +79,6 @@ static int check_name(const char *name)
 	return strlen(name) > NAME_MAX ? -ENAMETOOLONG : 0;
 }
 
-/*
- * The kernel caps a FUSE mount's readahead at the block layer default
- * (128 KiB) whatever max_readahead says; sequential reads of big scratch
- * files go faster with 1 MiB requests.  Raise the mount's bdi setting if
- * we may (root); best effort.  Runs in its own thread, because stat() of
- * the mount point is a request that this daemon must answer.
- */
-static void *raise_readahead(void *arg)
-{
-	struct tierfs *fs = arg;
-	char path[64];
-	struct stat st;
-	FILE *f;
-
-	if (stat(fs->opt.mountpoint, &st) < 0)
-		return NULL;
-	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb",
-		 major(st.st_dev), minor(st.st_dev));
-	f = fopen(path, "we");
-	if (!f)
-		return NULL;
-	fprintf(f, "%u\n", TIERFS_MAX_IO / 1024);
-	(void)fclose(f);
-	return NULL;
-}
-
 static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	conn->max_write = TIERFS_MAX_IO;
@@ -136,10 +108,8 @@ static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 	struct tierfs *fs = userdata;
 	int r;
 
-	pthread_t ra;
-
-	if (pthread_create(&ra, NULL, raise_readahead, fs) == 0)
-		(void)pthread_detach(ra);
+	/* killpriv_v2, the writeback cache, the bdi: see kernel.h */
+	kernel_init(fs, conn);
 
 	if (!fs->opt.no_migrate && fs->ntiers > 1) {
 		r = migrator_start(fs);
@@ -219,6 +189,83 @@ static void tfs_getattr(fuse_req_t req, fuse_ino_t ino,
 	reply_attr(req, ino_get(req, ino));
 }
 
+/* Is the caller in group @gid (primary or supplementary)? */
+static bool caller_in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t groups[64];
+	int n;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, (int)ARRAY_SIZE(groups), groups);
+	for (int i = 0; i < n && i < (int)ARRAY_SIZE(groups); i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * What a local filesystem does to a file on a write or truncate by a
+ * caller without CAP_FSETID, and on any chown: clear suid; clear sgid
+ * if group execute is set, or if the caller is neither in the file's
+ * group nor @capable; drop security.capability.  Under killpriv_v2 the
+ * kernel leaves this to us (kernel.h).  Takes i_lock.
+ */
+static void kill_suidgid(fuse_req_t req, struct tfs_inode *inode,
+			 bool capable)
+{
+	bool in_group = true;
+	mode_t mode;
+	gid_t gid;
+
+	if (inode->i_type == S_IFDIR)
+		return;
+	pthread_mutex_lock(&inode->i_lock);
+	mode = inode->i_mode;
+	gid = inode->i_gid;
+	pthread_mutex_unlock(&inode->i_lock);
+	/* reads /proc: only for the rare sgid-without-group-execute file */
+	if ((mode & S_ISGID) && !(mode & S_IXGRP) && !capable)
+		in_group = caller_in_group(req, gid);
+
+	pthread_mutex_lock(&inode->i_lock);
+	mode = inode->i_mode & ~S_ISUID;
+	if ((mode & S_IXGRP) || !in_group)
+		mode &= ~S_ISGID;
+	if (xattr_drop_locked(inode, "security.capability") ||
+	    mode != inode->i_mode) {
+		inode->i_mode = mode;
+		inode_touch(inode, false, true);
+	}
+	pthread_mutex_unlock(&inode->i_lock);
+}
+
+/*
+ * fallocate and copy_file_range change data too, but the kernel sends no
+ * kill flag with them under killpriv_v2 (and no longer clears the bits
+ * itself): decide from the caller, taking uid 0 for CAP_FSETID.
+ */
+static void kill_suidgid_unflagged(fuse_req_t req, struct tfs_inode *inode)
+{
+	if (req_fs(req)->killpriv_v2 && fuse_req_ctx(req)->uid != 0)
+		kill_suidgid(req, inode, false);
+}
+
+/*
+ * A setattr that comes from chown(2), or from the kernel's own attempt to
+ * remove privileges, whose mode change it dropped under killpriv_v2:
+ * uid or gid and no mode; or nothing but ctime (chown with both ids -1,
+ * which still clears suid/sgid on Linux, with the writeback cache); or
+ * nothing at all (the same without it).  Nothing else sends these two.
+ */
+static bool is_chown(int to_set)
+{
+	if (to_set & FUSE_SET_ATTR_MODE)
+		return false;
+	return (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) ||
+	       to_set == FUSE_SET_ATTR_CTIME || to_set == 0;
+}
+
 static void tfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			int to_set, struct fuse_file_info *fi)
 {
@@ -238,6 +285,15 @@ static void tfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		if (r < 0)
 			return tierfs_reply_err(req, r);
 	}
+	/*
+	 * killpriv_v2: the kernel asks us to clear suid/sgid on a truncate
+	 * by a caller without CAP_FSETID, and drops the mode change of a
+	 * chown, which always clears them (the sgid rule sees the old group).
+	 */
+	if (kernel_req_kill_suidgid() && (to_set & FUSE_SET_ATTR_SIZE))
+		kill_suidgid(req, inode, false);
+	else if (fs->killpriv_v2 && is_chown(to_set))
+		kill_suidgid(req, inode, fuse_req_ctx(req)->uid == 0);
 	pthread_mutex_lock(&inode->i_lock);
 	if (to_set & FUSE_SET_ATTR_MODE)
 		inode->i_mode = attr->st_mode & 07777;
@@ -398,6 +454,26 @@ static void tfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 	reply_new_entry(req, r, &e);
 }
 
+/*
+ * With the writeback cache, a write(2) is done once the page cache has
+ * it, and an error of the later writeback reaches the program only at
+ * fsync or close.  So a file opened for writing when less free space is
+ * left (on the tiers its policy allows) than the cache may hold dirty is
+ * opened write-through: each write(2) then gets its ENOSPC itself.
+ */
+static void set_write_mode(fuse_req_t req, struct tfs_inode *inode,
+			   struct fuse_file_info *fi)
+{
+	struct tierfs *fs = req_fs(req);
+	struct statvfs st;
+
+	if (!fs->writeback || (fi->flags & O_ACCMODE) == O_RDONLY)
+		return;
+	placement_statfs(fs, inode, &st);
+	if (kernel_space_low(fs, (uint64_t)st.f_bavail * st.f_frsize))
+		fi->direct_io = 1;
+}
+
 static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		       mode_t mode, struct fuse_file_info *fi)
 {
@@ -408,6 +484,7 @@ static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (r < 0)
 		return tierfs_reply_err(req, r);
 	fi->keep_cache = 1;
+	set_write_mode(req, ino_get(req, e.ino), fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		/* the open was interrupted: undo the lookup we counted */
 		inode_forget(req_fs(req), ino_get(req, e.ino), 1);
@@ -687,6 +764,7 @@ static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* O_TRUNC comes as a setattr first: see tfs_init() */
 	/* all changes come through this kernel: keep its page cache */
 	fi->keep_cache = 1;
+	set_write_mode(req, inode, fi);
 	fuse_reply_open(req, fi);
 }
 
@@ -773,14 +851,46 @@ static void tfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_buf(req, buf, (size_t)r);
 }
 
+/*
+ * A write that the kernel's writeback sent (the program's write(2) is
+ * long done) failed: the kernel keeps the error for the file's next
+ * fsync or close; we count it and say which file, at most once a second.
+ */
+static void writeback_failed(struct tierfs *fs, struct tfs_inode *inode,
+			     int err)
+{
+	static int64_t last; /* relaxed atomic: seconds of the last message */
+	int64_t now = now_ts().tv_sec;
+	int64_t prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
+	char *path;
+
+	__atomic_add_fetch(&fs->wb_errors, 1, __ATOMIC_RELAXED);
+	if (prev == now ||
+	    !__atomic_compare_exchange_n(&last, &prev, now, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	path = inode_path(fs, inode);
+	log_err("writeback of '%s' failed: %s; the error goes to its next fsync or close",
+		path ? path : "?", strerror(-err));
+	free(path);
+}
+
 static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi)
 {
-	ssize_t r = data_write(req_fs(req), ino_get(req, ino), buf, size,
-			       (uint64_t)off);
+	struct tierfs *fs = req_fs(req);
+	struct tfs_inode *inode = ino_get(req, ino);
+	ssize_t r;
 
-	if (r < 0)
+	/* before the data, as a local filesystem does */
+	if (kernel_req_kill_suidgid())
+		kill_suidgid(req, inode, false);
+	r = data_write(fs, inode, buf, size, (uint64_t)off);
+	if (r < 0) {
+		if (fi->writepage)
+			writeback_failed(fs, inode, (int)r);
 		return tierfs_reply_err(req, (int)r);
+	}
 	fuse_reply_write(req, (size_t)r);
 }
 
@@ -975,6 +1085,7 @@ static void tfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 		return tierfs_reply_err(req, -ENODEV);
 	if (offset < 0 || length <= 0)
 		return tierfs_reply_err(req, -EINVAL);
+	kill_suidgid_unflagged(req, inode);
 	tierfs_reply_err(req, data_fallocate(req_fs(req), inode, mode,
 					     (uint64_t)offset,
 					     (uint64_t)length));
@@ -990,6 +1101,7 @@ static void tfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
 
 	if (flags)
 		return tierfs_reply_err(req, -EINVAL);
+	kill_suidgid_unflagged(req, ino_get(req, ino_out));
 	r = data_copy(req_fs(req), ino_get(req, ino_in), (uint64_t)off_in,
 		      ino_get(req, ino_out), (uint64_t)off_out, len);
 	if (r < 0)

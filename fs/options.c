@@ -188,6 +188,18 @@ static int parse_uint(const char *what, const char *s, uint64_t max,
 	return 0;
 }
 
+/* The boolean setting named @key (underscore spelling), or NULL. */
+static bool *flag_key(struct tierfs_options *opt, const char *key)
+{
+	if (!strcmp(key, "no_migrate") || !strcmp(key, "nomigrate"))
+		return &opt->no_migrate;
+	if (!strcmp(key, "no_writeback_cache"))
+		return &opt->no_writeback_cache;
+	if (!strcmp(key, "no_kernel_features"))
+		return &opt->no_kernel_features;
+	return NULL;
+}
+
 /*
  * Set global setting @key (underscore spelling) from @value.  Shared by
  * --long-options, -o key=value and the config file's [global] section.
@@ -200,14 +212,16 @@ static int set_global(struct tierfs_options *opt, const char *key,
 	uint64_t v;
 	int r;
 
-	if (!strcmp(key, "no_migrate") || !strcmp(key, "nomigrate")) {
+	bool *flag = flag_key(opt, key);
+
+	if (flag) {
 		/* a bare flag on the command line; a boolean in the file */
 		if (!value || !strcmp(value, "1") || !strcmp(value, "true") ||
 		    !strcmp(value, "yes") || !strcmp(value, "on"))
-			opt->no_migrate = true;
+			*flag = true;
 		else if (!strcmp(value, "0") || !strcmp(value, "false") ||
 			 !strcmp(value, "no") || !strcmp(value, "off"))
-			opt->no_migrate = false;
+			*flag = false;
 		else
 			return fail(err, errlen,
 				    "bad value '%s' for %s: use true or false",
@@ -216,7 +230,8 @@ static int set_global(struct tierfs_options *opt, const char *key,
 	}
 	if (strcmp(key, "extent_size") && strcmp(key, "high_watermark") &&
 	    strcmp(key, "low_watermark") && strcmp(key, "migrate_bw") &&
-	    strcmp(key, "heat_half_life") && strcmp(key, "promote_passes"))
+	    strcmp(key, "heat_half_life") && strcmp(key, "promote_passes") &&
+	    strcmp(key, "dirty_max"))
 		return -ENOENT;
 	if (!value)
 		return fail(err, errlen, "'%s' needs a value", key);
@@ -246,6 +261,12 @@ static int set_global(struct tierfs_options *opt, const char *key,
 			opt->migrate_bw = v;
 			opt->migrate_bw_set = true;
 		}
+	} else if (!strcmp(key, "dirty_max")) {
+		r = parse_size_opt("dirty limit", value, &v, err, errlen);
+		if (!r && v < 4096)
+			r = fail(err, errlen, "dirty limit must be at least 4K");
+		if (!r)
+			opt->dirty_max = v;
 	} else if (!strcmp(key, "heat_half_life")) {
 		r = parse_uint("heat half-life", value, 86400, &v, err, errlen);
 		if (!r && v == 0)
@@ -359,7 +380,8 @@ static const char *global_long(const char *a)
 	static const char *const names[] = {
 		"--extent-size", "--high-watermark", "--low-watermark",
 		"--migrate-bw", "--heat-half-life", "--promote-passes",
-		"--no-migrate",
+		"--dirty-max", "--no-migrate", "--no-writeback-cache",
+		"--no-kernel-features",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -398,8 +420,9 @@ int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
 			for (char *k = key; *k; k++)
 				if (*k == '-')
 					*k = '_';
-			if (!strcmp(key, "no_migrate")) {
-				v = NULL;
+			if (flag_key(opt, key)) {
+				/* --no-migrate, or --no-migrate=false */
+				v = strchr(a, '=') ? strchr(a, '=') + 1 : NULL;
 			} else {
 				v = long_value(argc, argv, &i, name);
 				if (!v)
@@ -712,6 +735,10 @@ int options_load_config(struct tierfs_options *opt, char *err,
 	if (!opt->promote_passes)
 		opt->promote_passes = s.file.promote_passes;
 	opt->no_migrate |= s.file.no_migrate;
+	opt->no_writeback_cache |= s.file.no_writeback_cache;
+	opt->no_kernel_features |= s.file.no_kernel_features;
+	if (!opt->dirty_max)
+		opt->dirty_max = s.file.dirty_max;
 	if (s.file.fuse_opts) {
 		r = add_fuse_opt(opt, s.file.fuse_opts,
 				 strlen(s.file.fuse_opts));

@@ -38,6 +38,9 @@ struct tier_conf {
 #define DEFAULT_MIGRATE_BW (UINT64_C(512) << 20) /* bytes per second */
 #define DEFAULT_HEAT_HALF_LIFE 30  /* seconds */
 #define DEFAULT_PROMOTE_PASSES 3   /* passes that make an extent hot */
+/* Dirty page cache allowed for the mount (and free-space reserve); at
+ * most an eighth of the tiers' capacity, at least 1 MiB.  */
+#define DEFAULT_DIRTY_MAX (UINT64_C(256) << 20)
 
 struct tierfs_options {
 	struct tier_conf tiers[TIER_MAX_CONF];
@@ -52,6 +55,16 @@ struct tierfs_options {
 	uint32_t half_life;   /* seconds */
 	uint32_t promote_passes;
 	bool no_migrate;
+	/*
+	 * The write path (README "Kernel features"): no_writeback_cache
+	 * sends every write(2) to the daemon; no_kernel_features keeps the
+	 * INIT reply to what libfuse 3.14 asks for (as on an old kernel);
+	 * dirty_max caps the dirty page cache the kernel may hold for the
+	 * mount, which is also the free-space reserve (0 = not given).
+	 */
+	bool no_writeback_cache;
+	bool no_kernel_features;
+	uint64_t dirty_max;
 	char *config_file;    /* owned */
 	char *mountpoint;     /* owned */
 	char *fuse_opts;      /* owned; comma-joined -o options for libfuse */
@@ -83,7 +96,8 @@ int options_add_tier(struct tierfs_options *opt, struct tier_conf *tc,
  *
  * Recognises --tier, the global settings as --name VALUE or --name=VALUE
  * (--extent-size, --high-watermark, --low-watermark, --migrate-bw,
- * --heat-half-life, --promote-passes, --no-migrate; each also as
+ * --heat-half-life, --promote-passes, --dirty-max, --no-migrate,
+ * --no-writeback-cache, --no-kernel-features; each also as
  * "-o name=value" with '_' for '-'), -f, -d, -s, -o, -h/--help,
  * -V/--version, and one or two positional arguments
  * ([CONFIG_FILE] MOUNTPOINT).  Other options are an error.

@@ -13,6 +13,7 @@
  * just before it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,5 +137,39 @@ char *dir_path(struct tierfs *fs, struct tfs_inode *dir)
 		out[len++] = '/';
 	out[len] = '\0';
 	free(buf);
+	return out;
+}
+
+char *inode_path(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct tfs_inode *dir;
+	const char *name = NULL;
+	char *dpath, *out = NULL;
+
+	if (inode->i_type == S_IFDIR) {
+		pthread_rwlock_rdlock(&fs->ns_lock);
+		out = dir_path(fs, inode);
+		pthread_rwlock_unlock(&fs->ns_lock);
+		return out;
+	}
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	dir = inode_parent(inode);
+	if (!dir)
+		dir = fs->root;
+	/* the latest name's directory; find the name itself (rare: messages) */
+	for (struct dentry *de = dir_next(&dir->i_dir, 0); de;
+	     de = dir_next(&dir->i_dir, de->d_cookie)) {
+		if (de->d_inode == inode) {
+			name = de->d_name;
+			break;
+		}
+	}
+	dpath = dir_path(fs, dir);
+	if (dpath && asprintf(&out, "%s%s%s", dpath,
+			      strcmp(dpath, "/") ? "/" : "",
+			      name ? name : "(deleted)") < 0)
+		out = NULL;
+	pthread_rwlock_unlock(&fs->ns_lock);
+	free(dpath);
 	return out;
 }

@@ -43,6 +43,9 @@
 
 struct tier;
 
+/* Largest request we ask the kernel for (max_write, readahead). */
+#define TIERFS_MAX_IO (1u << 20)
+
 typedef uint64_t tierfs_ino_t;
 
 struct tfs_inode;
@@ -155,6 +158,22 @@ struct tierfs {
 	/* last time each tier's failure was logged (relaxed atomic) */
 	int64_t tier_warned[TIER_MAX_CONF];
 
+	/*
+	 * Kernel features (kernel.c).  kern_* and the two flags after them
+	 * are written while INIT is processed, before the kernel sends any
+	 * other request, and are read-only afterwards.
+	 */
+	uint64_t kern_offered;	   /* capability flags INIT offered */
+	uint64_t kern_added;	   /* flags we added to the INIT reply */
+	uint64_t kern_init_unique; /* the INIT request, until its reply */
+	bool kern_init_pending;
+	bool killpriv_v2;	   /* we clear suid/sgid on write, truncate,
+				    * chown (the kernel accepted it) */
+	bool writeback;		   /* the kernel's writeback cache is on */
+	uint64_t dirty_max;	   /* immutable; the dirty limit asked for */
+	uint64_t dirty_reserve;	   /* relaxed atomic; the limit in force */
+	uint64_t wb_errors;	   /* relaxed atomic; failed writebacks */
+
 	pthread_rwlock_t ns_lock; /* see the lock order above */
 
 	pthread_mutex_t itab_lock; /* list of inodes and lifetime counts */
@@ -223,6 +242,9 @@ void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
 /* The path of directory @dir from the mount root ("/job42"); NULL on
  * ENOMEM.  Called with ns_lock held.  Caller frees. */
 char *dir_path(struct tierfs *fs, struct tfs_inode *dir);
+/* A path of @inode for messages ("/job42/Gau-1.rwf"), or NULL on ENOMEM.
+ * Takes ns_lock shared: call with no lock held.  Caller frees. */
+char *inode_path(struct tierfs *fs, struct tfs_inode *inode);
 
 /* ctl.c -- the control channel's computed attributes and actions */
 ssize_t ctl_effective_text(struct tierfs *fs, struct tfs_inode *inode,
@@ -312,5 +334,8 @@ ssize_t xattr_list(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 		 const char *name, uid_t uid);
 void xattr_release(struct tfs_inode *inode);
+/* Remove the stored attribute @name if there is one; true if it was.
+ * Called with i_lock held (no policy keys: those need xattr_remove()). */
+bool xattr_drop_locked(struct tfs_inode *inode, const char *name);
 
 #endif /* TIERFS_TIERFS_H */

@@ -383,7 +383,6 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 		 const char *name, uid_t uid)
 {
 	enum policy_key pk = policy_key_from_xattr(name);
-	struct xattr *x;
 	int r = 0;
 
 	r = name_check(name);
@@ -395,13 +394,9 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 	    !may_change(inode, uid))
 		return -EPERM;
 	pthread_mutex_lock(&inode->i_lock);
-	x = find(inode, name);
-	if (!x) {
+	if (!xattr_drop_locked(inode, name)) {
 		r = -ENODATA;
 	} else {
-		free(x->name);
-		free(x->value);
-		*x = inode->i_xattrs[--inode->i_nxattrs];
 		inode_touch(inode, false, true);
 		if (pk != _POLICY_KEY_INVALID && inode->i_pol)
 			policy_clear(inode->i_pol, pk);
@@ -413,6 +408,18 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 			migrator_kick(fs);
 	}
 	return r;
+}
+
+bool xattr_drop_locked(struct tfs_inode *inode, const char *name)
+{
+	struct xattr *x = find(inode, name);
+
+	if (!x)
+		return false;
+	free(x->name);
+	free(x->value);
+	*x = inode->i_xattrs[--inode->i_nxattrs];
+	return true;
 }
 
 void xattr_release(struct tfs_inode *inode)

@@ -114,6 +114,10 @@ for seed in $SEEDS; do
 	run_one "64K-extents" "$seed" --tier ram=ram:64M --extent-size 64K
 done
 run_one "1M-extents" 4 --tier ram=ram:64M
+# as on a kernel without killpriv_v2, and write-through: the paths where
+# the kernel clears suid/sgid itself and every write reaches the daemon
+run_one "old-kernel-path" 6 --tier ram=ram:64M --extent-size 64K \
+	--no-kernel-features --no-writeback-cache
 mkdir -p "$T/disk"
 run_one "spill-to-file-tier" 5 --tier ram=ram:1M --tier "disk=file:$T/disk:64M" \
 	--extent-size 64K

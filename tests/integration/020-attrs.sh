@@ -167,7 +167,9 @@ t_ok "$SC" utimens r 1000000000 2000000000
 m0=$(t_stat mtime r)
 c0=$(t_stat ctime r)
 tick
-cat r >/dev/null || t_fail read
+# a read that reaches the daemon (the written page is in the kernel's
+# cache, and reads served there do not touch atime: README)
+dd if=r of=/dev/null bs=4096 iflag=direct status=none || t_fail read
 a1=$(t_stat atime r)
 now=$(date +%s)
 if [ "$a1" = 1000000000.000000000 ] || [ $((now - ${a1%.*})) -gt 5 ]; then

@@ -288,6 +288,8 @@ static const struct args_case {
 	uint64_t extent_size;
 	unsigned ntiers;
 	bool fg, debug, single, help, version;
+	bool no_migrate, no_wb, no_kf;
+	uint64_t dirty_max;
 } args_cases[] = {
 	/* positionals */
 	{ A("/mnt"), OK("/mnt") },
@@ -350,6 +352,23 @@ static const struct args_case {
 	{ A("-h", "/mnt"), OK(NULL), .help = true }, /* help wins */
 	{ A("-V"), OK(NULL), .version = true },
 	{ A("--version"), OK(NULL), .version = true },
+	/* boolean settings: a bare flag, or =BOOL */
+	{ A("--no-migrate", "/mnt"), OK("/mnt"), .no_migrate = true },
+	{ A("--no-migrate=0", "/mnt"), OK("/mnt") },
+	{ A("--no-migrate=false", "/mnt"), OK("/mnt") },
+	{ A("--no-migrate=yes", "/mnt"), OK("/mnt"), .no_migrate = true },
+	{ A("--no-migrate=2", "/mnt"),
+	  BAD("bad value '2' for no_migrate: use true or false") },
+	{ A("--no-writeback-cache", "/mnt"), OK("/mnt"), .no_wb = true },
+	{ A("-o", "no_writeback_cache=1,no_kernel_features", "/mnt"),
+	  OK("/mnt"), .no_wb = true, .no_kf = true },
+	{ A("--no-kernel-features=off", "/mnt"), OK("/mnt") },
+	/* --dirty-max */
+	{ A("--dirty-max", "64M", "/mnt"), OK("/mnt"), .dirty_max = 64 * MiB },
+	{ A("-o", "dirty_max=4K", "/mnt"), OK("/mnt"), .dirty_max = 4 * KiB },
+	{ A("--dirty-max=1K", "/mnt"),
+	  BAD("dirty limit must be at least 4K") },
+	{ A("--dirty-max=lots", "/mnt"), BAD("cannot parse dirty limit 'lots'") },
 	/* unknown options */
 	{ A("-x", "/mnt"), BAD("unknown option '-x' (see tierfs --help)") },
 	{ A("--bogus", "/mnt"), BAD("unknown option '--bogus'") },
@@ -390,6 +409,10 @@ START_TEST(test_options_parse_args_table)
 		ck_assert_int_eq(opt.single_thread, c->single);
 		ck_assert_int_eq(opt.show_help, c->help);
 		ck_assert_int_eq(opt.show_version, c->version);
+		ck_assert_int_eq(opt.no_migrate, c->no_migrate);
+		ck_assert_int_eq(opt.no_writeback_cache, c->no_wb);
+		ck_assert_int_eq(opt.no_kernel_features, c->no_kf);
+		ck_assert_uint_eq(opt.dirty_max, c->dirty_max);
 	}
 	/* opt_teardown releases whatever was parsed, even on failure */
 }

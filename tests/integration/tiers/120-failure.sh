@@ -96,8 +96,11 @@ t_remount --tier fast=file:"$T/small":6M --no-migrate
 pat_w -s 1 "$MNT/pre" 0 2M
 dd if=/dev/zero of="$T/small/filler" bs=64K 2>/dev/null
 out=$("$P" -s 2 w "$MNT/new" 0 4M)
+# (a device that fills behind tierfs's back is not in the free-space
+# reserve: with the writeback cache the error comes from close(2))
 case $out in
-"ERR write ENOSPC "* | "ERR write EIO "*) echo "single tier, device full: $out" ;;
+"ERR write ENOSPC "* | "ERR write EIO "* | "ERR close ENOSPC"* | "ERR close EIO"*)
+	echo "single tier, device full: $out" ;;
 *) t_fail "write to a single tier whose device is full: '$out', expected ENOSPC or EIO" ;;
 esac
 t_eq "$(tstat fast used)" $((2 * M)) "used after a failed write"

@@ -70,8 +70,8 @@ pat_v -d -s 1 "$MNT/W" 0 8M
 t_remount --tier ram=ram:4M --tier disk=file:"$T/disk":64M --no-migrate --promote-passes 1
 pat_w -s 2 "$MNT/H" 0 8M
 ext0=$(extents "$MNT/H")
-t_eq "$ext0" "0 $((4 * M)) ram
-$((4 * M)) $((4 * M)) disk" "extents with --no-migrate"
+# bytes per tier: writebacks of neighbouring extents may swap at the boundary
+t_eq "$(layout "$MNT/H")" "ram=$((4 * M)) disk=$((4 * M))" "layout with --no-migrate"
 for ((i = 0; i < 5; i++)); do
 	pat_v -d -s 2 "$MNT/H" 0 8M
 	sleep 0.5

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * kernel.c -- kernel features past libfuse 3.14 (see kernel.h), and the
+ * mount's bdi settings.
+ *
+ * Debian 12's libfuse 3.14 builds the INIT reply from a 32-bit
+ * capability mask; the kernel here offers more, and two of them matter
+ * to tierfs:
+ *
+ * - FUSE_HANDLE_KILLPRIV_V2: the kernel stops asking for
+ *   security.capability before every write (it sets SB_NOSEC) and leaves
+ *   clearing suid/sgid to us.  It tells us when: FUSE_WRITE_KILL_SUIDGID
+ *   on a write and FATTR_KILL_SUIDGID on a truncate, both only for a
+ *   caller without CAP_FSETID; on chown it drops the mode change it
+ *   would otherwise send.  libfuse 3.14 passes neither flag to the
+ *   handlers, so the read hook below keeps them for this thread.
+ * - FUSE_DIRECT_IO_ALLOW_MMAP: a file opened write-through (when free
+ *   space runs low, see kernel_space_low()) can still be mapped shared.
+ *
+ * FUSE_PASSTHROUGH is not used: it hands the kernel one backing file per
+ * open file, and a tierfs file's bytes live in extents on several tiers,
+ * never in one file at the same offsets.  It would also exclude the
+ * writeback cache for the whole mount.
+ */
+#include <errno.h>
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fuse_inc.h"
+#include "kernel.h"
+#include "tierfs.h"
+#include "log.h"
+#include "banned.h"
+
+/* Flags of the request this thread read last (read hook -> handler). */
+static __thread bool t_kill_suidgid;
+
+bool kernel_req_kill_suidgid(void)
+{
+	return t_kill_suidgid;
+}
+
+/*
+ * The read hook: read one request, as libfuse would, and note what 3.14
+ * would drop.  errno is left as read() set it.
+ */
+static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
+{
+	struct tierfs *fs = userdata;
+	ssize_t n = read(fd, buf, len);
+	const struct fuse_in_header *h = buf;
+	const char *arg = (const char *)buf + sizeof(*h);
+	size_t argn;
+
+	t_kill_suidgid = false;
+	if (n < (ssize_t)sizeof(*h))
+		return n;
+	argn = (size_t)n - sizeof(*h);
+	switch (h->opcode) {
+	case FUSE_WRITE:
+		if (argn >= sizeof(struct fuse_write_in)) {
+			const struct fuse_write_in *w = (const void *)arg;
+
+			t_kill_suidgid = w->write_flags & FUSE_WRITE_KILL_SUIDGID;
+		}
+		break;
+	case FUSE_SETATTR:
+		if (argn >= sizeof(struct fuse_setattr_in)) {
+			const struct fuse_setattr_in *s = (const void *)arg;
+
+			t_kill_suidgid = s->valid & FATTR_KILL_SUIDGID;
+		}
+		break;
+	case FUSE_INIT:
+		if (argn >= offsetof(struct fuse_init_in, flags) + 4) {
+			const struct fuse_init_in *in = (const void *)arg;
+			uint64_t flags = in->flags;
+
+			/* flags2 exists only when INIT_EXT says so */
+			if ((flags & KFUSE_INIT_EXT) &&
+			    argn >= offsetof(struct fuse_init_in, flags2) + 4)
+				flags |= (uint64_t)in->flags2 << 32;
+			fs->kern_offered = flags;
+			fs->kern_init_unique = h->unique;
+			fs->kern_init_pending = true;
+		}
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+/*
+ * The writev hook: every reply goes out here.  Only the INIT reply is
+ * changed: the flags kernel_init() chose are ORed into it (libfuse 3.14
+ * already sets INIT_EXT and flags2 when the kernel offered INIT_EXT; we
+ * set them again, which is harmless).
+ */
+static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct tierfs *fs = userdata;
+
+	if (fs->kern_init_pending && count >= 2 &&
+	    iov[0].iov_len >= sizeof(struct fuse_out_header)) {
+		struct fuse_out_header *oh = iov[0].iov_base;
+
+		if (oh->unique == fs->kern_init_unique) {
+			uint64_t add = fs->kern_added;
+
+			fs->kern_init_pending = false;
+			if (oh->error == 0 &&
+			    iov[1].iov_len >= offsetof(struct fuse_init_out, flags2) + 4) {
+				struct fuse_init_out *out = iov[1].iov_base;
+
+				out->flags |= (uint32_t)add;
+				if (add >> 32) {
+					out->flags |= (uint32_t)KFUSE_INIT_EXT;
+					out->flags2 |= (uint32_t)(add >> 32);
+				}
+			} else {
+				fs->kern_added = 0;
+			}
+		}
+	}
+	return writev(fd, iov, count);
+}
+
+int kernel_attach(struct fuse_session *se, struct tierfs *fs)
+{
+	static const struct fuse_custom_io io = {
+		.read = io_read,
+		.writev = io_writev,
+	};
+	int fd = fuse_session_fd(se);
+
+	(void)fs; /* the hooks get it as the session's userdata */
+	if (fd < 0)
+		return -EBADF;
+	if (fuse_session_custom_io(se, &io, fd) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Write @val to /sys/class/bdi/MAJ:MIN/@name; 0 or -errno. */
+static int bdi_write(dev_t dev, const char *name, uint64_t val)
+{
+	char path[96];
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/%s", major(dev),
+		 minor(dev), name);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	if (fprintf(f, "%llu\n", (unsigned long long)val) < 0)
+		r = -EIO;
+	if (fclose(f) != 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* Read a number from /sys/class/bdi/MAJ:MIN/@name; 0 or -errno. */
+static int bdi_read(dev_t dev, const char *name, uint64_t *ret)
+{
+	char path[96];
+	unsigned long long v;
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/%s", major(dev),
+		 minor(dev), name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%llu", &v) == 1)
+		*ret = v;
+	else
+		r = -EINVAL;
+	(void)fclose(f);
+	return r;
+}
+
+/*
+ * Set the mount's bdi: readahead of 1 MiB requests (the kernel caps a
+ * FUSE mount at 128 KiB whatever max_readahead says), and, with the
+ * writeback cache, the most dirty page cache it may hold for us, which
+ * is also the free-space reserve.  Needs root to change anything; an
+ * unprivileged mount reads back what the kernel set (FUSE's default is
+ * a strict limit of 1% of the dirty threshold) and reserves that.
+ * Runs in its own thread because stat() of the mount point is a request
+ * that this daemon must answer.
+ */
+static void *bdi_setup(void *arg)
+{
+	struct tierfs *fs = arg;
+	struct stat st;
+	uint64_t have = 0;
+
+	if (stat(fs->opt.mountpoint, &st) < 0)
+		return NULL;
+	(void)bdi_write(st.st_dev, "read_ahead_kb", TIERFS_MAX_IO / 1024);
+	if (!fs->writeback)
+		return NULL;
+	/* strict: the limit holds for this bdi even below the global one */
+	(void)bdi_write(st.st_dev, "strict_limit", 1);
+	(void)bdi_write(st.st_dev, "max_bytes", fs->dirty_max);
+	if (bdi_read(st.st_dev, "max_bytes", &have) == 0 && have > 0) {
+		__atomic_store_n(&fs->dirty_reserve, have, __ATOMIC_RELAXED);
+		log_debug("bdi %u:%u: dirty limit %llu bytes",
+			  major(st.st_dev), minor(st.st_dev),
+			  (unsigned long long)have);
+	}
+	return NULL;
+}
+
+void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
+{
+	uint64_t add = 0;
+	pthread_t t;
+
+	if (!fs->opt.no_kernel_features && fs->kern_init_pending) {
+		add = fs->kern_offered &
+		      (KFUSE_HANDLE_KILLPRIV_V2 | KFUSE_DIRECT_IO_ALLOW_MMAP);
+	}
+	fs->kern_added = add;
+	fs->killpriv_v2 = add & KFUSE_HANDLE_KILLPRIV_V2;
+	fs->writeback = !fs->opt.no_writeback_cache &&
+			(conn->capable & FUSE_CAP_WRITEBACK_CACHE);
+	if (fs->writeback)
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	log_debug("kernel offered %#llx; added %#llx; writeback cache %s",
+		  (unsigned long long)fs->kern_offered,
+		  (unsigned long long)add, fs->writeback ? "on" : "off");
+
+	if (pthread_create(&t, NULL, bdi_setup, fs) == 0)
+		(void)pthread_detach(t);
+}
+
+bool kernel_space_low(struct tierfs *fs, uint64_t avail)
+{
+	uint64_t reserve;
+
+	if (!fs->writeback)
+		return false;
+	/*
+	 * Twice the limit: the kernel may overshoot it for a moment, and
+	 * every file already open with the cache shares it.
+	 */
+	reserve = __atomic_load_n(&fs->dirty_reserve, __ATOMIC_RELAXED);
+	return avail < 2 * reserve;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kernel.h -- the one place that talks to the FUSE kernel module past
+ * what libfuse 3.14 knows: it adds newer capability flags to the INIT
+ * reply, reads the per-request flags that 3.14 drops, and sets the
+ * mount's bdi (readahead and the dirty page cache limit).
+ *
+ * How: fuse_session_custom_io() gives libfuse our own read() and
+ * writev() for /dev/fuse.  The read hook looks at each request's header
+ * before libfuse decodes it (INIT's offered flags, WRITE's write_flags,
+ * SETATTR's valid mask); the writev hook ORs the flags decided in
+ * kernel_init() into the INIT reply.  A flag goes in only if the kernel
+ * offered it, so on an older kernel the reply is what libfuse built.
+ *
+ * Threads: a loop thread reads a request and then processes it, both on
+ * that thread, so the per-request flags live in thread-local storage
+ * between the read hook and the handler.  The INIT fields of struct
+ * tierfs are written while INIT is processed, before the kernel sends
+ * any other request, and only read afterwards.
+ */
+#ifndef TIERFS_KERNEL_H
+#define TIERFS_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct fuse_session;
+struct fuse_conn_info;
+struct tierfs;
+
+/* Capability flags of the FUSE protocol (kernel include/uapi/linux/fuse.h;
+ * Debian 12's headers stop at 7.38, so the newer ones are defined here). */
+#define KFUSE_WRITEBACK_CACHE (UINT64_C(1) << 16)
+#define KFUSE_HANDLE_KILLPRIV_V2 (UINT64_C(1) << 28)
+#define KFUSE_INIT_EXT (UINT64_C(1) << 30)
+#define KFUSE_DIRECT_IO_ALLOW_MMAP (UINT64_C(1) << 36) /* 7.39, Linux 6.6 */
+#define KFUSE_PASSTHROUGH (UINT64_C(1) << 37)	     /* 7.40, Linux 6.9 */
+
+/**
+ * kernel_attach() - route the session's /dev/fuse I/O through our hooks.
+ * Call after fuse_session_mount() and before the loop starts.
+ * Return: 0 or -errno (the session then works as before, without the
+ * newer flags; the caller logs).
+ */
+int kernel_attach(struct fuse_session *se, struct tierfs *fs);
+
+/**
+ * kernel_init() - from the init handler: decide the kernel features of
+ * this mount (killpriv_v2, writeback cache, direct-I/O mmap) from what
+ * the kernel offered and the options, set conn->want for those libfuse
+ * knows, and remember the rest for the INIT reply.  Starts the thread
+ * that sets the mount's bdi.
+ */
+void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn);
+
+/* Did the request being handled on this thread ask us to clear suid/sgid
+ * (FUSE_WRITE_KILL_SUIDGID on a write, FATTR_KILL_SUIDGID on a setattr)? */
+bool kernel_req_kill_suidgid(void);
+
+/**
+ * kernel_space_low() - is less free space left for @avail than the page
+ * cache may hold dirty for this mount?  Then a file should be opened
+ * write-through, so that ENOSPC comes back from write(2).
+ */
+bool kernel_space_low(struct tierfs *fs, uint64_t avail);
+
+#endif /* TIERFS_KERNEL_H */
