@@ -156,7 +156,10 @@ for kind in file pmem; do
 	out=$("$P" -s 14 w "$MNT/after-trunc" 0 1M)
 	case $out in
 	OK*) pat_v -d -s 14 "$MNT/after-trunc" 0 1M ;;
-	"ERR write EIO "* | "ERR write ENOSPC "*) echo "write after truncating the $kind slab: $out" ;;
+	# a device failure is not foreseen by the free-space reserve: with the
+	# writeback cache the error comes from close(2)
+	"ERR write EIO "* | "ERR write ENOSPC "* | "ERR close EIO"* | "ERR close ENOSPC"*)
+		echo "write after truncating the $kind slab: $out" ;;
 	*) t_fail "write after truncating the $kind slab: $out" ;;
 	esac
 	pat_v -d -s 11 "$MNT/keep" 0 2M
