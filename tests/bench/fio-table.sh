@@ -1,0 +1,628 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# fio-table.sh -- one table of fio numbers for tmpfs, a plain directory and
+# three tierfs configurations (RAM tier larger than the file, file tier
+# only, small RAM tier over a file tier), each value with its ratio to
+# tmpfs.  Not part of `meson test`; see tests/bench/README.md.
+#
+# Needs: bash, fio, python3, util-linux (mountpoint, findmnt, fincore),
+# coreutils df, fusermount3.  Root for the tmpfs and for dropping caches.
+
+set -euo pipefail
+
+prog=${0##*/}
+
+ALL_TARGETS="tmpfs,plain,ram,file,ramfile"
+ALL_TESTS="seqwrite seqread-cold seqread-warm randread-cold randread-warm randwrite"
+
+usage()
+{
+	cat <<EOF
+usage: $prog [OPTIONS] [TIERFS_BIN]
+
+Runs six fio jobs (psync, one I/O in flight) on every target, one target
+after the other, each freshly mounted in a private temporary directory and
+unmounted after its jobs, and prints one markdown table: a row per job, a
+column per target, every value followed by its ratio to tmpfs.
+
+Jobs, on one file of --size:
+  seq write 1M         rw=write bs=1M end_fsync=1, one pass over a new file
+  seq read 1M, cold    rw=read bs=1M, one pass, fio's invalidate=1
+  seq read 1M, warm    the same with invalidate=0, after a read pass
+  rand read 4K, cold   rw=randread bs=4k, time-based, invalidate=1
+  rand read 4K, warm   the same with invalidate=0, after a read pass
+  rand write 4K        rw=randwrite bs=4k, time-based, on the same file
+As root, the page cache is dropped (sync; echo 3 > drop_caches) before
+each cold job, so a cold read comes from the daemon or the device.
+
+Targets (--targets, in the order given; default $ALL_TARGETS):
+  tmpfs     a fresh tmpfs of twice --size
+  plain     a temporary directory under --plain-dir
+  ram       tierfs --tier ram=ram:RAM_BIG
+  file      tierfs --tier disk=file:DIR:FILE_TIER_SIZE
+  ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
+DIR is a temporary directory under --file-dir.  After each tierfs target
+the daemon's RSS, the bytes the mount stores (df) and the file's page
+cache (fincore) are printed.
+
+Options:
+  --bin PATH             the tierfs daemon (else \$TIERFS_BIN, else
+                         ./build/fs/tierfs)
+  --size SIZE            test file size (default 1G)
+  --runtime SEC          seconds per time-based job (default 6)
+  --plain-dir DIR        where the plain target's directory goes
+                         (default /var/tmp)
+  --file-dir DIR         where the file tier's directory goes
+                         (default /var/tmp)
+  --targets LIST         comma-separated subset of: $ALL_TARGETS
+  --ram-big SIZE         RAM tier of target ram (default 2G)
+  --ram-small SIZE       RAM tier of target ramfile (default 256M)
+  --file-tier-size SIZE  file tier size (default 8G)
+  --extra-tier-args "ARGS"
+                         more tierfs arguments for every tierfs target
+  --out-dir DIR          keep fio's JSON, results.tsv, the table and the
+                         daemons' logs here
+  -h, --help             this text
+EOF
+}
+
+die()
+{
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+warn()
+{
+	echo "$prog: warning: $*" >&2
+}
+
+# to_bytes SIZE: "1G", "256M", "4096" -> bytes (powers of 1024)
+to_bytes()
+{
+	local s=$1 n mult
+	[[ $s =~ ^([0-9]+)([KkMmGgTt]?)(i?[Bb])?$ ]] ||
+		die "cannot parse size '$s'"
+	n=${BASH_REMATCH[1]}
+	case ${BASH_REMATCH[2]^^} in
+	"") mult=1 ;;
+	K) mult=$((1 << 10)) ;;
+	M) mult=$((1 << 20)) ;;
+	G) mult=$((1 << 30)) ;;
+	T) mult=$((1 << 40)) ;;
+	esac
+	echo $((10#$n * mult))
+}
+
+# human BYTES: 1073741824 -> 1G, 268435456 -> 256M
+human()
+{
+	awk -v b="$1" 'BEGIN {
+		split("K M G T", u, " ")
+		s = ""
+		for (i = 4; i >= 1; i--)
+			if (b >= 2 ^ (10 * i) && b % (2 ^ (10 * i)) == 0) {
+				s = sprintf("%d%s", b / 2 ^ (10 * i), u[i])
+				break
+			}
+		if (s == "")
+			s = (b >= 1048576) ? sprintf("%.1fM", b / 1048576) : b
+		print s }'
+}
+
+size=1G
+runtime=6
+plain_dir=/var/tmp
+file_dir=/var/tmp
+targets=$ALL_TARGETS
+ram_big=2G
+ram_small=256M
+file_tier_size=8G
+extra_tier_args=
+out_dir=
+bin=${TIERFS_BIN:-./build/fs/tierfs}
+
+while (($#)); do
+	case $1 in
+	--bin) bin=${2:?}; shift ;;
+	--size) size=${2:?}; shift ;;
+	--runtime) runtime=${2:?}; shift ;;
+	--plain-dir) plain_dir=${2:?}; shift ;;
+	--file-dir) file_dir=${2:?}; shift ;;
+	--targets) targets=${2:?}; shift ;;
+	--ram-big) ram_big=${2:?}; shift ;;
+	--ram-small) ram_small=${2:?}; shift ;;
+	--file-tier-size) file_tier_size=${2:?}; shift ;;
+	--extra-tier-args) extra_tier_args=${2:?}; shift ;;
+	--out-dir) out_dir=${2:?}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	-*) die "unknown option '$1' (see --help)" ;;
+	*) bin=$1 ;;
+	esac
+	shift
+done
+
+size_bytes=$(to_bytes "$size")
+((size_bytes >= 1 << 20)) || die "--size must be at least 1M"
+((size_bytes % (1 << 20) == 0)) || die "--size must be a multiple of 1M"
+ram_big_bytes=$(to_bytes "$ram_big")
+ram_small_bytes=$(to_bytes "$ram_small")
+file_tier_bytes=$(to_bytes "$file_tier_size")
+[[ $runtime =~ ^[1-9][0-9]*$ ]] || die "bad --runtime '$runtime'"
+
+IFS=, read -r -a target_list <<<"$targets"
+((${#target_list[@]})) || die "--targets is empty"
+declare -A seen=()
+need_tierfs=0
+for t in "${target_list[@]}"; do
+	[[ ,$ALL_TARGETS, == *,$t,* ]] || die "unknown target '$t' (one of $ALL_TARGETS)"
+	[[ -z ${seen[$t]:-} ]] || die "target '$t' given twice"
+	seen[$t]=1
+	case $t in ram | file | ramfile) need_tierfs=1 ;; esac
+done
+
+command -v fio >/dev/null || die "fio not found"
+command -v python3 >/dev/null || die "python3 not found (reads fio's JSON)"
+if ((need_tierfs)); then
+	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it or pass --bin)"
+	bin=$(realpath "$bin")
+	command -v fusermount3 >/dev/null || die "fusermount3 not found"
+	[[ -c /dev/fuse ]] || die "/dev/fuse missing"
+fi
+if [[ -n ${seen[tmpfs]:-} ]] && ((EUID != 0)); then
+	die "mounting a tmpfs needs root (or leave tmpfs out of --targets)"
+fi
+if [[ -n ${seen[plain]:-} ]]; then
+	[[ -d $plain_dir && -w $plain_dir ]] || die "--plain-dir '$plain_dir' is not a writable directory"
+fi
+if [[ -n ${seen[file]:-}${seen[ramfile]:-} ]]; then
+	[[ -d $file_dir && -w $file_dir ]] || die "--file-dir '$file_dir' is not a writable directory"
+fi
+can_drop=0
+if [[ -w /proc/sys/vm/drop_caches ]]; then
+	can_drop=1
+else
+	warn "not root: caches are not dropped, cold rows of plain and file tiers may be warm"
+fi
+[[ -n ${seen[ram]:-} ]] && ((ram_big_bytes <= size_bytes)) &&
+	warn "--ram-big $ram_big is not larger than the file ($size)"
+[[ -n ${seen[ramfile]:-} ]] && ((ram_small_bytes >= size_bytes)) &&
+	warn "--ram-small $ram_small is not smaller than the file ($size): target ramfile does not span both tiers"
+have_fincore=0
+command -v fincore >/dev/null && have_fincore=1
+have_getfattr=0
+command -v getfattr >/dev/null && have_getfattr=1
+
+# ---------------------------------------------------------------------
+# setup and guaranteed teardown
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fio-table.XXXXXX")
+chmod 0700 "$work"
+fio_pid=
+fuse_mnt=
+fuse_pid=
+tmpfs_mnt=
+rm_dirs=()
+
+# fuse_umount: unmount the current tierfs and wait for its daemon
+fuse_umount()
+{
+	local i rc=0
+	if [[ -n $fuse_mnt ]] && mountpoint -q "$fuse_mnt"; then
+		fusermount3 -u "$fuse_mnt" 2>/dev/null ||
+			umount "$fuse_mnt" 2>/dev/null ||
+			fusermount3 -uz "$fuse_mnt" ||
+			warn "could not unmount $fuse_mnt"
+	fi
+	if [[ -n $fuse_pid ]]; then
+		# the daemon frees its tiers (and removes its file tier
+		# directory) before exiting
+		for ((i = 0; i < 300; i++)); do
+			kill -0 "$fuse_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$fuse_pid" 2>/dev/null; then
+			warn "tierfs (pid $fuse_pid) did not exit 30 s after unmount; killing it"
+			kill "$fuse_pid" 2>/dev/null || true
+		fi
+		wait "$fuse_pid" 2>/dev/null || rc=$?
+		((rc == 0)) || warn "tierfs (pid $fuse_pid) exited with status $rc"
+	fi
+	fuse_mnt=
+	fuse_pid=
+}
+
+tmpfs_umount()
+{
+	if [[ -n $tmpfs_mnt ]] && mountpoint -q "$tmpfs_mnt"; then
+		umount "$tmpfs_mnt" || umount -l "$tmpfs_mnt" ||
+			warn "could not unmount $tmpfs_mnt"
+	fi
+	tmpfs_mnt=
+}
+
+cleanup()
+{
+	local rc=$? d
+	trap - EXIT INT TERM
+	set +e
+	if [[ -n $fio_pid ]]; then
+		kill "$fio_pid" 2>/dev/null
+		wait "$fio_pid" 2>/dev/null
+	fi
+	fuse_umount
+	tmpfs_umount
+	for d in "${rm_dirs[@]}"; do
+		[[ -n $d ]] && rm -rf "$d"
+	done
+	# rm -rf only if nothing is mounted below $work any more
+	if ! findmnt -rn -o TARGET | grep -q "^$work/"; then
+		rm -rf "$work"
+	else
+		warn "something is still mounted under $work; left in place"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [[ -n $out_dir ]]; then
+	mkdir -p "$out_dir"
+	out_dir=$(realpath "$out_dir")
+	json_dir=$out_dir
+else
+	json_dir=$work/json
+	mkdir "$json_dir"
+fi
+
+# tierfs_mount NAME ARGS...: mount tierfs with ARGS on $work/NAME
+tierfs_mount()
+{
+	local name=$1 i
+	shift
+	local -a xa
+	read -r -a xa <<<"$extra_tier_args"
+	fuse_mnt=$work/$name
+	mkdir "$fuse_mnt"
+	local -a cmd=("$bin" -f "$@" "${xa[@]}" "$fuse_mnt")
+	echo "# $name: ${cmd[*]}"
+	"${cmd[@]}" >"$work/tierfs-$name.log" 2>&1 &
+	fuse_pid=$!
+	for ((i = 0; i < 100; i++)); do
+		mountpoint -q "$fuse_mnt" && break
+		if ! kill -0 "$fuse_pid" 2>/dev/null; then
+			wait "$fuse_pid" || true
+			fuse_pid=
+			sed 's/^/tierfs: /' "$work/tierfs-$name.log" >&2
+			die "tierfs exited before mounting ($name)"
+		fi
+		sleep 0.1
+	done
+	mountpoint -q "$fuse_mnt" || die "tierfs did not mount within 10 s ($name)"
+}
+
+# file_tier_dir: sets $tier_dir to a fresh directory under --file-dir
+# (not through $(...): rm_dirs must grow in this shell)
+file_tier_dir()
+{
+	tier_dir=$(mktemp -d "$file_dir/fio-table-tier.XXXXXX")
+	rm_dirs+=("$tier_dir")
+}
+
+drop_caches()
+{
+	if ((can_drop)); then
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+	fi
+}
+
+# cached FILE: bytes of FILE in the page cache, or n/a
+cached()
+{
+	local r
+	if ((have_fincore)) && r=$(fincore -rbn -o RES "$1" 2>/dev/null) &&
+		[[ $r =~ ^[0-9]+$ ]]; then
+		echo "$r"
+	else
+		echo n/a
+	fi
+}
+
+mib()
+{
+	[[ $1 =~ ^[0-9]+$ ]] || { echo "$1"; return; }
+	awk -v b="$1" 'BEGIN { printf "%.0f MiB", b / 1048576 }'
+}
+
+# json_value FILE: "bw_bytes iops error" summed over the job's directions
+json_value()
+{
+	python3 - "$1" <<'EOF'
+import json, sys
+text = open(sys.argv[1]).read()
+d = json.loads(text[text.index("{"):])   # skip notes before the JSON
+bw = iops = 0.0
+err = 0
+for j in d.get("jobs", []):
+    err = err or j.get("error", 0)
+    for k in ("read", "write"):
+        bw += j[k]["bw_bytes"]
+        iops += j[k]["iops"]
+print(f"{bw:.0f} {iops:.1f} {err}")
+EOF
+}
+
+test_label()
+{
+	case $1 in
+	seqwrite) echo "seq write 1M" ;;
+	seqread-cold) echo "seq read 1M, cold" ;;
+	seqread-warm) echo "seq read 1M, warm" ;;
+	randread-cold) echo "rand read 4K, cold" ;;
+	randread-warm) echo "rand read 4K, warm" ;;
+	randwrite) echo "rand write 4K" ;;
+	esac
+}
+
+test_unit()
+{
+	case $1 in
+	seq*) echo MiB/s ;;
+	*) echo IOPS ;;
+	esac
+}
+
+declare -A val=()	# val[target,test]
+failed=0
+
+# run_test KEY DIR TEST: one fio job; sets val[KEY,TEST]
+run_test()
+{
+	local key=$1 dir=$2 test=$3
+	local f=$dir/bench.dat json=$json_dir/$key-$test.json
+	local rc=0 out bw iops err c
+	local -a a=(--name="$test" --directory="$dir" --filename=bench.dat
+		--size="$size_bytes" --ioengine=psync --iodepth=1
+		--fallocate=none --output-format=json --output="$json")
+	local timed=(--time_based --runtime="$runtime")
+
+	case $test in
+	seqwrite)
+		rm -f "$f"
+		a+=(--rw=write --bs=1M --end_fsync=1) ;;
+	seqread-cold)
+		drop_caches
+		a+=(--rw=read --bs=1M) ;;
+	randread-cold)
+		drop_caches
+		a+=(--rw=randread --bs=4k "${timed[@]}") ;;
+	seqread-warm | randread-warm)
+		# one read pass, then check how much of the file it left
+		dd if="$f" of=/dev/null bs=1M status=none ||
+			warn "warm-up read of $f failed"
+		c=$(cached "$f")
+		printf '#   %-14s %s of %s in the page cache after the warm-up pass\n' \
+			"$test:" "$(mib "$c")" "$(mib "$size_bytes")"
+		a+=(--invalidate=0)
+		if [[ $test == seqread-warm ]]; then
+			a+=(--rw=read --bs=1M)
+		else
+			a+=(--rw=randread --bs=4k "${timed[@]}")
+		fi ;;
+	randwrite)
+		a+=(--rw=randwrite --bs=4k "${timed[@]}") ;;
+	esac
+	echo "# running $test on $key" >&2
+	fio "${a[@]}" >"$json.log" 2>&1 &
+	# a background fio lets the INT/TERM trap run at once
+	fio_pid=$!
+	wait "$fio_pid" || rc=$?
+	fio_pid=
+	if ((rc)) || ! out=$(json_value "$json" 2>>"$json.log"); then
+		echo "$prog: fio $test on $key failed (exit $rc):" >&2
+		sed 's/^/  /' "$json.log" >&2
+		val[$key,$test]=fail
+		failed=1
+		return
+	fi
+	read -r bw iops err <<<"$out"
+	[[ -s $json.log ]] || rm -f "$json.log"
+	if ((err)); then
+		echo "$prog: fio $test on $key: error $err" >&2
+		val[$key,$test]=fail
+		failed=1
+	elif [[ $test == seq* ]]; then
+		val[$key,$test]=$(awk -v b="$bw" 'BEGIN { printf "%.0f", b / 1048576 }')
+	else
+		val[$key,$test]=$(awk -v v="$iops" 'BEGIN { printf "%.0f", v }')
+	fi
+}
+
+run_all_tests()
+{
+	local t
+	for t in $ALL_TESTS; do
+		run_test "$1" "$2" "$t"
+	done
+}
+
+# proc_bytes FIELD: VmRSS/VmHWM of the current daemon in bytes, or n/a
+proc_bytes()
+{
+	awk -v f="$1:" '$1 == f { print $2 * 1024; found = 1 }
+		END { if (!found) print "n/a" }' "/proc/$fuse_pid/status" \
+		2>/dev/null || echo n/a
+}
+
+declare -A label=() mem_rss=() mem_hwm=() mem_used=() mem_cache=() mem_layout=()
+
+# tierfs_target KEY NAME-OF-COLUMN TIERARGS...
+tierfs_target()
+{
+	local key=$1 lab=$2 rss hwm used c lay=
+	shift 2
+	label[$key]=$lab
+	tierfs_mount "$key" "$@"
+	run_all_tests "$key" "$fuse_mnt"
+	rss=$(proc_bytes VmRSS)
+	hwm=$(proc_bytes VmHWM)
+	used=$(df -B1 --output=used "$fuse_mnt" 2>/dev/null | tail -n 1 | tr -d ' ') || used=
+	[[ $used =~ ^[0-9]+$ ]] || used=n/a
+	c=$(cached "$fuse_mnt/bench.dat")
+	if ((have_getfattr)); then
+		lay=$(getfattr --absolute-names -n user.tierfs.layout \
+			--only-values "$fuse_mnt/bench.dat" 2>/dev/null |
+			awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "=")
+				printf "%s%s=%.0fM", (i > 1 ? " " : ""), kv[1],
+					kv[2] / 1048576 } }') || lay=
+	fi
+	mem_rss[$key]=$rss
+	mem_hwm[$key]=$hwm
+	mem_used[$key]=$used
+	mem_cache[$key]=$c
+	mem_layout[$key]=${lay:-n/a}
+	echo "# $key after its jobs: daemon VmRSS $(mib "$rss") (peak VmHWM $(mib "$hwm")), stored (df used) $(mib "$used"), bench.dat in page cache $(mib "$c"), layout ${lay:-n/a}"
+	cp "$work/tierfs-$key.log" "$json_dir/" 2>/dev/null || true
+	fuse_umount
+}
+
+# numbers from a busy machine compare nothing: say so up front
+awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
+	warn "load average $(cut -d' ' -f1-3 /proc/loadavg): the machine is not idle, numbers will be noisy"
+t_start=$(date +%s)
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, $(fio --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# file $(human "$size_bytes"), runtime ${runtime}s, ioengine psync iodepth 1, caches dropped before cold jobs: $( ((can_drop)) && echo yes || echo no)"
+((need_tierfs)) && echo "# tierfs: $bin"
+
+for t in "${target_list[@]}"; do
+	echo "# --- target $t" >&2
+	case $t in
+	tmpfs)
+		label[$t]=tmpfs
+		tmpfs_mnt=$work/tmpfs
+		mkdir "$tmpfs_mnt"
+		mount -t tmpfs -o "size=$((2 * size_bytes)),mode=0700" tmpfs "$tmpfs_mnt"
+		echo "# tmpfs: tmpfs of $(human $((2 * size_bytes))) on $tmpfs_mnt"
+		run_all_tests tmpfs "$tmpfs_mnt"
+		tmpfs_umount ;;
+	plain)
+		label[$t]="plain dir"
+		d=$(mktemp -d "$plain_dir/fio-table-plain.XXXXXX")
+		rm_dirs+=("$d")
+		echo "# plain: $d ($(findmnt -no FSTYPE,SOURCE -T "$d" | tr -s ' '))"
+		run_all_tests plain "$d"
+		rm -rf "$d" ;;
+	ram)
+		tierfs_target ram "tierfs RAM $(human "$ram_big_bytes")" \
+			--tier "ram=ram:$ram_big_bytes" ;;
+	file)
+		file_tier_dir
+		tierfs_target file "tierfs file" \
+			--tier "disk=file:$tier_dir:$file_tier_bytes" ;;
+	ramfile)
+		file_tier_dir
+		tierfs_target ramfile "tierfs RAM $(human "$ram_small_bytes") + file" \
+			--tier "ram=ram:$ram_small_bytes" \
+			--tier "disk=file:$tier_dir:$file_tier_bytes" ;;
+	esac
+done
+t_end=$(date +%s)
+
+# ---------------------------------------------------------------------
+# table
+
+# cell KEY TEST: "VALUE (RATIOx)", the ratio to tmpfs when there is one
+cell()
+{
+	local v=${val[$1,$2]:--} ref=${val[tmpfs,$2]:-}
+	if [[ $1 != tmpfs && $v =~ ^[0-9]+$ && $ref =~ ^[0-9]+$ ]] && ((ref > 0)); then
+		awk -v a="$v" -v b="$ref" 'BEGIN { printf "%d (%.2fx)", a, a / b }'
+	else
+		echo "$v"
+	fi
+}
+
+ratio()
+{
+	local v=${val[$1,$2]:--} ref=${val[tmpfs,$2]:-}
+	if [[ $v =~ ^[0-9]+$ && $ref =~ ^[0-9]+$ ]] && ((ref > 0)); then
+		awk -v a="$v" -v b="$ref" 'BEGIN { printf "%.3f", a / b }'
+	else
+		echo -
+	fi
+}
+
+table=$work/table.md
+{
+	printf '| test | unit |'
+	for t in "${target_list[@]}"; do printf ' %s |' "${label[$t]}"; done
+	printf '\n|---|---|'
+	for t in "${target_list[@]}"; do printf -- '---:|'; done
+	printf '\n'
+	for test in $ALL_TESTS; do
+		printf '| %s | %s |' "$(test_label "$test")" "$(test_unit "$test")"
+		for t in "${target_list[@]}"; do
+			printf ' %s |' "$(cell "$t" "$test")"
+		done
+		printf '\n'
+	done
+} >"$table"
+
+echo
+cat "$table"
+if [[ -n ${seen[tmpfs]:-} ]]; then
+	echo
+	echo "(x) = ratio to tmpfs."
+fi
+
+have_mem=0
+for t in "${target_list[@]}"; do
+	[[ -n ${mem_rss[$t]:-} ]] && have_mem=1
+done
+if ((have_mem)); then
+	{
+		echo
+		echo "| tierfs target | daemon VmRSS | peak VmHWM | stored (df used) | bench.dat page cache | layout |"
+		echo "|---|---:|---:|---:|---:|---|"
+		for t in "${target_list[@]}"; do
+			[[ -n ${mem_rss[$t]:-} ]] || continue
+			printf '| %s | %s | %s | %s | %s | %s |\n' "${label[$t]}" \
+				"$(mib "${mem_rss[$t]}")" "$(mib "${mem_hwm[$t]}")" \
+				"$(mib "${mem_used[$t]}")" "$(mib "${mem_cache[$t]}")" \
+				"${mem_layout[$t]}"
+		done
+	} >>"$table"
+	echo
+	sed -n '/^| tierfs target/,$p' "$table"
+fi
+
+echo
+echo "# $((t_end - t_start)) s, load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [[ -n $out_dir ]]; then
+	{
+		printf 'target\ttest\tunit\tvalue\tratio_to_tmpfs\n'
+		for t in "${target_list[@]}"; do
+			for test in $ALL_TESTS; do
+				printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$test" \
+					"$(test_unit "$test")" "${val[$t,$test]:--}" \
+					"$(ratio "$t" "$test")"
+			done
+		done
+	} >"$out_dir/results.tsv"
+	{
+		printf 'target\tvmrss_bytes\tvmhwm_bytes\tdf_used_bytes\tpage_cache_bytes\tlayout\n'
+		for t in "${target_list[@]}"; do
+			[[ -n ${mem_rss[$t]:-} ]] || continue
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "${mem_rss[$t]}" \
+				"${mem_hwm[$t]}" "${mem_used[$t]}" \
+				"${mem_cache[$t]}" "${mem_layout[$t]}"
+		done
+	} >"$out_dir/memory.tsv"
+	cp "$table" "$out_dir/table.md"
+	echo "# fio JSON, results.tsv, memory.tsv, table.md and tierfs logs in $out_dir"
+fi
+exit "$failed"

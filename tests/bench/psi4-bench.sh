@@ -1,0 +1,521 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# psi4-bench.sh -- a real program's scratch traffic: Psi4 CCSD(T) on water
+# with its scratch directory on tmpfs, a plain directory and two tierfs
+# configurations, interleaved runs, median wall times and ratios to tmpfs,
+# the energy checked on every run; then one untimed run under `tierfs -d`
+# that counts the FUSE requests per opcode.  Not part of `meson test`; see
+# tests/bench/README.md.
+#
+# Needs: bash, psi4 (Debian: apt-get install psi4; installed if missing),
+# fusermount3, util-linux (mountpoint, findmnt).  Root for the tmpfs.
+
+set -euo pipefail
+
+prog=${0##*/}
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$script_dir/../.." && pwd)
+
+ALL_TARGETS="tmpfs,plain,ram,ramfile"
+DEFAULT_INPUT=$top/../shared/bench/psi4-ccsdt-h2o.in
+# the input's CCSD(T)/cc-pVQZ energy with Psi4 1.3.2, the same on every fs
+DEFAULT_REF=-76.3597933411
+
+usage()
+{
+	cat <<EOF
+usage: $prog [OPTIONS] [TIERFS_BIN]
+
+Runs \`psi4 -n THREADS -s SCRATCH -i INPUT -o OUT\` --runs times on every
+target, interleaved (A B C D A B C D ...), each run in a fresh working
+directory with a fresh, empty SCRATCH (a fresh mount for tmpfs and tierfs),
+and prints the median wall time per target and its ratio to tmpfs.  Every
+run's energy is checked; a run that fails or prints another energy stops
+the benchmark with a non-zero exit.  Then one more, untimed run on tierfs
+(target ram) with the daemon in debug mode (-d) counts the FUSE requests
+per opcode.
+
+Targets (--targets, default $ALL_TARGETS):
+  tmpfs     a fresh tmpfs of RAM_BIG per run
+  plain     a fresh directory under --plain-dir per run
+  ram       tierfs --tier ram=ram:RAM_BIG
+  ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
+            (DIR a fresh directory under --file-dir)
+
+Options:
+  --bin PATH             the tierfs daemon (else \$TIERFS_BIN, else
+                         ./build/fs/tierfs)
+  --runs N               runs per target (default 3)
+  --input FILE           Psi4 input (else \$PSI4_INPUT, else
+                         ../shared/bench/psi4-ccsdt-h2o.in from the repo top)
+  --ref-energy E         expected FINAL_ENERGY (default $DEFAULT_REF for
+                         the default input; for another input, the first
+                         run's energy, which every other run must match)
+  --threads N            psi4 -n (default 2)
+  --targets LIST         comma-separated subset of: $ALL_TARGETS
+  --plain-dir DIR        default /var/tmp
+  --file-dir DIR         where the file tier's directory goes (default /var/tmp)
+  --ram-big SIZE         tmpfs size and RAM tier of target ram (default 2G)
+  --ram-small SIZE       RAM tier of target ramfile (default 256M)
+  --file-tier-size SIZE  file tier of target ramfile (default 8G)
+  --extra-tier-args "ARGS"
+                         more tierfs arguments for every tierfs mount
+  --no-counts            skip the debug run that counts FUSE requests
+  --out-dir DIR          keep every run's psi4 output, times.tsv, the
+                         table and the request counts here
+  -h, --help             this text
+EOF
+}
+
+die()
+{
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+warn()
+{
+	echo "$prog: warning: $*" >&2
+}
+
+# to_bytes SIZE: "2G", "256M", "4096" -> bytes (powers of 1024)
+to_bytes()
+{
+	local s=$1 n mult
+	[[ $s =~ ^([0-9]+)([KkMmGgTt]?)(i?[Bb])?$ ]] ||
+		die "cannot parse size '$s'"
+	n=${BASH_REMATCH[1]}
+	case ${BASH_REMATCH[2]^^} in
+	"") mult=1 ;;
+	K) mult=$((1 << 10)) ;;
+	M) mult=$((1 << 20)) ;;
+	G) mult=$((1 << 30)) ;;
+	T) mult=$((1 << 40)) ;;
+	esac
+	echo $((10#$n * mult))
+}
+
+runs=3
+input=${PSI4_INPUT:-}
+ref=
+threads=2
+targets=$ALL_TARGETS
+plain_dir=/var/tmp
+file_dir=/var/tmp
+ram_big=2G
+ram_small=256M
+file_tier_size=8G
+extra_tier_args=
+counts=1
+out_dir=
+bin=${TIERFS_BIN:-./build/fs/tierfs}
+
+while (($#)); do
+	case $1 in
+	--bin) bin=${2:?}; shift ;;
+	--runs) runs=${2:?}; shift ;;
+	--input) input=${2:?}; shift ;;
+	--ref-energy) ref=${2:?}; shift ;;
+	--threads) threads=${2:?}; shift ;;
+	--targets) targets=${2:?}; shift ;;
+	--plain-dir) plain_dir=${2:?}; shift ;;
+	--file-dir) file_dir=${2:?}; shift ;;
+	--ram-big) ram_big=${2:?}; shift ;;
+	--ram-small) ram_small=${2:?}; shift ;;
+	--file-tier-size) file_tier_size=${2:?}; shift ;;
+	--extra-tier-args) extra_tier_args=${2:?}; shift ;;
+	--no-counts) counts=0 ;;
+	--out-dir) out_dir=${2:?}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	-*) die "unknown option '$1' (see --help)" ;;
+	*) bin=$1 ;;
+	esac
+	shift
+done
+
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "bad --runs '$runs'"
+[[ $threads =~ ^[1-9][0-9]*$ ]] || die "bad --threads '$threads'"
+ram_big_bytes=$(to_bytes "$ram_big")
+ram_small_bytes=$(to_bytes "$ram_small")
+file_tier_bytes=$(to_bytes "$file_tier_size")
+
+IFS=, read -r -a target_list <<<"$targets"
+((${#target_list[@]})) || die "--targets is empty"
+declare -A seen=()
+need_tierfs=$counts
+for t in "${target_list[@]}"; do
+	[[ ,$ALL_TARGETS, == *,$t,* ]] || die "unknown target '$t' (one of $ALL_TARGETS)"
+	[[ -z ${seen[$t]:-} ]] || die "target '$t' given twice"
+	seen[$t]=1
+	case $t in ram | ramfile) need_tierfs=1 ;; esac
+done
+
+if [[ -z $input ]]; then
+	input=$DEFAULT_INPUT
+	[[ -n $ref ]] || ref=$DEFAULT_REF
+fi
+[[ -f $input && -r $input ]] || die "psi4 input '$input' not found (--input or \$PSI4_INPUT)"
+input=$(realpath "$input")
+if [[ -n $ref ]]; then
+	[[ $ref =~ ^-?[0-9]+\.[0-9]+$ ]] || die "bad --ref-energy '$ref'"
+	ref=$(awk -v e="$ref" 'BEGIN { printf "%.10f", e }')
+fi
+
+if ! command -v psi4 >/dev/null; then
+	((EUID == 0)) || die "psi4 not found, and installing it needs root (apt-get install psi4)"
+	echo "# psi4 not found: installing it with apt-get" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y psi4 >&2 ||
+		{ apt-get update >&2 && apt-get install -y psi4 >&2; } ||
+		die "apt-get install psi4 failed"
+	command -v psi4 >/dev/null || die "psi4 still not found after apt-get install"
+fi
+if ((need_tierfs)); then
+	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it or pass --bin)"
+	bin=$(realpath "$bin")
+	command -v fusermount3 >/dev/null || die "fusermount3 not found"
+	[[ -c /dev/fuse ]] || die "/dev/fuse missing"
+fi
+if [[ -n ${seen[tmpfs]:-} ]] && ((EUID != 0)); then
+	die "mounting a tmpfs needs root (or leave tmpfs out of --targets)"
+fi
+if [[ -n ${seen[plain]:-} ]]; then
+	[[ -d $plain_dir && -w $plain_dir ]] || die "--plain-dir '$plain_dir' is not a writable directory"
+fi
+if [[ -n ${seen[ramfile]:-} ]]; then
+	[[ -d $file_dir && -w $file_dir ]] || die "--file-dir '$file_dir' is not a writable directory"
+fi
+
+# ---------------------------------------------------------------------
+# setup and guaranteed teardown
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/psi4-bench.XXXXXX")
+chmod 0700 "$work"
+psi4_pid=
+fuse_mnt=
+fuse_pid=
+tmpfs_mnt=
+rm_dirs=()
+
+# fuse_umount: unmount the current tierfs and wait for its daemon
+fuse_umount()
+{
+	local i rc=0
+	if [[ -n $fuse_mnt ]] && mountpoint -q "$fuse_mnt"; then
+		fusermount3 -u "$fuse_mnt" 2>/dev/null ||
+			umount "$fuse_mnt" 2>/dev/null ||
+			fusermount3 -uz "$fuse_mnt" ||
+			warn "could not unmount $fuse_mnt"
+	fi
+	if [[ -n $fuse_pid ]]; then
+		for ((i = 0; i < 300; i++)); do
+			kill -0 "$fuse_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$fuse_pid" 2>/dev/null; then
+			warn "tierfs (pid $fuse_pid) did not exit 30 s after unmount; killing it"
+			kill "$fuse_pid" 2>/dev/null || true
+		fi
+		wait "$fuse_pid" 2>/dev/null || rc=$?
+		((rc == 0)) || warn "tierfs (pid $fuse_pid) exited with status $rc"
+	fi
+	[[ -n $fuse_mnt ]] && rmdir "$fuse_mnt" 2>/dev/null
+	fuse_mnt=
+	fuse_pid=
+}
+
+tmpfs_umount()
+{
+	if [[ -n $tmpfs_mnt ]] && mountpoint -q "$tmpfs_mnt"; then
+		umount "$tmpfs_mnt" || umount -l "$tmpfs_mnt" ||
+			warn "could not unmount $tmpfs_mnt"
+	fi
+	[[ -n $tmpfs_mnt ]] && rmdir "$tmpfs_mnt" 2>/dev/null
+	tmpfs_mnt=
+}
+
+rm_tracked_dirs()
+{
+	local d
+	for d in "${rm_dirs[@]}"; do
+		[[ -n $d ]] && rm -rf "$d"
+	done
+	rm_dirs=()
+}
+
+cleanup()
+{
+	local rc=$?
+	trap - EXIT INT TERM
+	set +e
+	if [[ -n $psi4_pid ]]; then
+		kill "$psi4_pid" 2>/dev/null
+		wait "$psi4_pid" 2>/dev/null
+	fi
+	fuse_umount
+	tmpfs_umount
+	rm_tracked_dirs
+	# rm -rf only if nothing is mounted below $work any more
+	if ! findmnt -rn -o TARGET | grep -q "^$work/"; then
+		rm -rf "$work"
+	else
+		warn "something is still mounted under $work; left in place"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [[ -n $out_dir ]]; then
+	mkdir -p "$out_dir"
+	out_dir=$(realpath "$out_dir")
+fi
+
+# tierfs_mount NAME DEBUG ARGS...: mount tierfs with ARGS on a new
+# directory; DEBUG=1 adds -d (libfuse logs every request to stderr)
+tierfs_mount()
+{
+	local name=$1 debug=$2 i
+	shift 2
+	local -a xa dflag=()
+	read -r -a xa <<<"$extra_tier_args"
+	((debug)) && dflag=(-d)
+	fuse_mnt=$(mktemp -d "$work/mnt-$name.XXXXXX")
+	local -a cmd=("$bin" "${dflag[@]}" -f "$@" "${xa[@]}" "$fuse_mnt")
+	echo "# $name: ${cmd[*]}" >&2
+	"${cmd[@]}" >"$work/tierfs-$name.out" 2>"$work/tierfs-$name.log" &
+	fuse_pid=$!
+	for ((i = 0; i < 100; i++)); do
+		mountpoint -q "$fuse_mnt" && break
+		if ! kill -0 "$fuse_pid" 2>/dev/null; then
+			wait "$fuse_pid" || true
+			fuse_pid=
+			tail -n 20 "$work/tierfs-$name.log" | sed 's/^/tierfs: /' >&2
+			die "tierfs exited before mounting ($name)"
+		fi
+		sleep 0.1
+	done
+	mountpoint -q "$fuse_mnt" || die "tierfs did not mount within 10 s ($name)"
+}
+
+# setup_scratch TARGET DEBUG: sets $scratch to an empty directory on TARGET
+setup_scratch()
+{
+	local d
+	case $1 in
+	tmpfs)
+		tmpfs_mnt=$(mktemp -d "$work/mnt-tmpfs.XXXXXX")
+		mount -t tmpfs -o "size=$ram_big_bytes,mode=0700" tmpfs "$tmpfs_mnt"
+		scratch=$tmpfs_mnt ;;
+	plain)
+		scratch=$(mktemp -d "$plain_dir/psi4-bench-plain.XXXXXX")
+		rm_dirs+=("$scratch") ;;
+	ram)
+		tierfs_mount ram "$2" --tier "ram=ram:$ram_big_bytes"
+		scratch=$fuse_mnt ;;
+	ramfile)
+		d=$(mktemp -d "$file_dir/psi4-bench-tier.XXXXXX")
+		rm_dirs+=("$d")
+		tierfs_mount ramfile "$2" --tier "ram=ram:$ram_small_bytes" \
+			--tier "disk=file:$d:$file_tier_bytes"
+		scratch=$fuse_mnt ;;
+	esac
+	[[ -z $(ls -A "$scratch") ]] || die "scratch directory $scratch is not empty"
+}
+
+# teardown_scratch: sets $daemon_hwm (peak RSS of a tierfs daemon), then
+# unmounts or removes what setup_scratch made
+teardown_scratch()
+{
+	daemon_hwm=
+	if [[ -n $fuse_pid ]]; then
+		daemon_hwm=$(awk '$1 == "VmHWM:" { printf "%.0f", $2 / 1024 }' \
+			"/proc/$fuse_pid/status" 2>/dev/null) || daemon_hwm=
+	fi
+	fuse_umount
+	tmpfs_umount
+	rm_tracked_dirs
+}
+
+# energy OUT: the run's final energy with 10 decimals, or empty.  The
+# default input prints "FINAL_ENERGY -76.3597933411"; for other inputs
+# the last "* CCSD(T) total energy = ..." line of the CC module.
+energy()
+{
+	local e
+	e=$(awk '$1 == "FINAL_ENERGY" && $2 ~ /^-?[0-9.]+$/ { e = $2 }
+		END { print e }' "$1")
+	if [[ -z $e ]]; then
+		e=$(awk '/\* CCSD\(T\) total energy/ { e = $NF }
+			END { if (e != "") printf "%.10f", e }' "$1")
+	fi
+	echo "$e"
+}
+
+# keep_failed RUNDIR WHY: save the run's files where they survive cleanup
+keep_failed()
+{
+	local dest
+	if [[ -n $out_dir ]]; then
+		dest=$out_dir/failed-${1##*/}
+		mkdir -p "$dest"
+	else
+		dest=$(mktemp -d "/var/tmp/psi4-bench-failed.XXXXXX")
+	fi
+	cp -r "$1/." "$dest/" 2>/dev/null || true
+	echo "$prog: FAILED: $2" >&2
+	echo "$prog: psi4's output and files kept in $dest" >&2
+	exit 1
+}
+
+# run_psi4 TARGET RUN DEBUG: one psi4 run; sets $secs and $energy_got
+run_psi4()
+{
+	local t=$1 r=$2 debug=$3 rundir rc=0 t0 t1
+	setup_scratch "$t" "$debug"
+	rundir=$(mktemp -d "$work/run-$t-$r.XXXXXX")
+	echo "# run $r, $t: scratch $scratch ($(findmnt -no FSTYPE -T "$scratch"))" >&2
+	t0=$(date +%s.%N)
+	(cd "$rundir" && exec psi4 -n "$threads" -s "$scratch" -i "$input" \
+		-o "$rundir/out.txt") >"$rundir/psi4.stdout" 2>&1 &
+	# a background psi4 lets the INT/TERM trap run at once
+	psi4_pid=$!
+	wait "$psi4_pid" || rc=$?
+	psi4_pid=
+	t1=$(date +%s.%N)
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	ls -A "$scratch" >"$rundir/scratch-left.txt" 2>&1 || true
+	teardown_scratch
+	sync
+	if ((rc)); then
+		tail -n 20 "$rundir/psi4.stdout" "$rundir/out.txt" >&2 2>/dev/null || true
+		keep_failed "$rundir" "psi4 exited with status $rc (run $r on $t)"
+	fi
+	energy_got=$(energy "$rundir/out.txt")
+	[[ -n $energy_got ]] ||
+		keep_failed "$rundir" "no FINAL_ENERGY or CCSD(T) total energy in psi4's output (run $r on $t)"
+	if [[ -z $ref ]]; then
+		ref=$energy_got
+		echo "# reference energy (first run): $ref" >&2
+	fi
+	[[ $energy_got == "$ref" ]] ||
+		keep_failed "$rundir" "energy $energy_got differs from the reference $ref (run $r on $t)"
+	if [[ -n $out_dir ]]; then
+		cp "$rundir/out.txt" "$out_dir/out-$t-$r.txt"
+	fi
+	rm -rf "$rundir"
+}
+
+label()
+{
+	case $1 in
+	tmpfs) echo tmpfs ;;
+	plain) echo "plain dir" ;;
+	ram) echo "tierfs RAM $ram_big" ;;
+	ramfile) echo "tierfs RAM $ram_small + file" ;;
+	esac
+}
+
+median()
+{
+	sort -n | awk '{ v[n++] = $1 }
+		END {
+			if (n == 0) { print "-"; exit }
+			if (n % 2) printf "%.2f\n", v[int(n / 2)]
+			else printf "%.2f\n", (v[n / 2 - 1] + v[n / 2]) / 2
+		}'
+}
+
+declare -A times=() hwms=() med=()
+# numbers from a busy machine compare nothing: say so up front
+awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
+	warn "load average $(cut -d' ' -f1-3 /proc/loadavg): the machine is not idle, numbers will be noisy"
+t_start=$(date +%s)
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, psi4 $(cd "$work" && psi4 --version 2>/dev/null | tail -n 1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# psi4 -n $threads -i $input, $runs run(s) per target, interleaved; reference energy ${ref:-"(first run)"}"
+((need_tierfs)) && echo "# tierfs: $bin"
+
+for ((r = 1; r <= runs; r++)); do
+	for t in "${target_list[@]}"; do
+		run_psi4 "$t" "$r" 0
+		times[$t]+="$secs "
+		[[ -n $daemon_hwm ]] && hwms[$t]+="$daemon_hwm "
+		echo "# run $r, $t: ${secs} s, energy $energy_got${daemon_hwm:+, daemon peak RSS $daemon_hwm MiB}" >&2
+		if [[ -n $out_dir ]]; then
+			printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$r" "$secs" \
+				"$energy_got" "${daemon_hwm:--}" >>"$out_dir/times.tsv"
+		fi
+	done
+done
+
+table=$work/table.md
+{
+	echo "| target | median wall (s) | ratio to tmpfs | runs (s) | daemon peak RSS (MiB) |"
+	echo "|---|---:|---:|---|---|"
+	for t in "${target_list[@]}"; do
+		med[$t]=$(tr ' ' '\n' <<<"${times[$t]}" | grep . | median)
+	done
+	for t in "${target_list[@]}"; do
+		ratio=-
+		if [[ -n ${med[tmpfs]:-} ]]; then
+			ratio=$(awk -v a="${med[$t]}" -v b="${med[tmpfs]}" \
+				'BEGIN { printf "%.2fx", a / b }')
+		fi
+		hw=${hwms[$t]:-}
+		printf '| %s | %s | %s | %s | %s |\n' "$(label "$t")" "${med[$t]}" \
+			"$ratio" "${times[$t]% }" "${hw:+${hw% }}"
+	done
+} >"$table"
+echo
+cat "$table"
+echo
+echo "# all $((runs * ${#target_list[@]})) runs: energy $ref; $(($(date +%s) - t_start)) s, load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---------------------------------------------------------------------
+# one untimed run with libfuse's request log
+
+if ((counts)); then
+	echo "# request counts: one more run on $(label ram), daemon with -d (untimed)" >&2
+	run_psi4 ram counts 1
+	log=$work/tierfs-ram.log	# the debug daemon's stderr
+	# libfuse logs a request as "unique: 12, opcode: WRITE (16), ..."
+	# and its reply as "   unique: 12, success, outsize: 16" or
+	# "   unique: 12, error: -2 (No such file or directory), ..."
+	awk '$1 == "unique:" && $3 == "opcode:" { print $4 }' "$log" |
+		sort | uniq -c | sort -k1,1nr -k2,2 >"$work/counts.all"
+	total=$(awk '{ s += $1 } END { print s + 0 }' "$work/counts.all")
+	# error replies per opcode and errno, matched to their request by id
+	awk '$1 == "unique:" && $3 == "opcode:" { op[$2] = $4; next }
+		$1 == "unique:" && $3 == "error:" {
+			o = ($2 in op) ? op[$2] : "?"
+			e = $0; sub(/.*error: /, "", e); sub(/, outsize.*/, "", e)
+			n[o " " e]++
+		}
+		$1 == "unique:" { delete op[$2] }
+		END { for (k in n) print n[k], k }' "$log" |
+		sort -k1,1nr >"$work/errors.all"
+	errs=$(awk '{ s += $1 } END { print s + 0 }' "$work/errors.all")
+	((total > 0)) || die "no requests in the debug log $log (did libfuse's -d output change?)"
+	{
+		echo
+		echo "FUSE requests per opcode, top 15, in one untimed run on $(label ram) with \`tierfs -d -f\` (reads served from the page cache never reach the daemon):"
+		echo
+		echo "| opcode | requests | share |"
+		echo "|---|---:|---:|"
+		head -n 15 "$work/counts.all" | awk -v tot="$total" '{
+			printf "| %s | %d | %.1f%% |\n", $2, $1, 100 * $1 / tot }'
+		echo
+		echo "$total requests of $(wc -l <"$work/counts.all") kinds; the run took $secs s under -d, energy $energy_got."
+		echo "$errs answered with an error$( ((errs)) && printf ': %s' "$(head -n 5 "$work/errors.all" |
+			awk '{ c = $1; $1 = ""; sub(/^ /, ""); printf "%s%s x %d", (NR > 1 ? "; " : ""), $0, c }')")."
+	} | tee "$work/counts.md"
+	[[ -z $out_dir ]] || cp "$work/counts.md" "$out_dir/"
+fi
+
+if [[ -n $out_dir ]]; then
+	cp "$table" "$out_dir/table.md"
+	echo "# psi4 outputs, times.tsv, table.md$( ((counts)) && echo " and counts.md") in $out_dir"
+fi
+exit 0
