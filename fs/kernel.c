@@ -30,15 +30,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "fuse_inc.h"
 #include "kernel.h"
+#include "kernel_i.h"
 #include "tierfs.h"
 #include "log.h"
 #include "banned.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546 /* linux/magic.h */
 
 /* Flags of the request this thread read last (read hook -> handler). */
 static __thread bool t_kill_suidgid;
@@ -52,7 +56,7 @@ bool kernel_req_kill_suidgid(void)
  * The read hook: read one request, as libfuse would, and note what 3.14
  * would drop.  errno is left as read() set it.
  */
-static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
+ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct tierfs *fs = userdata;
 	ssize_t n = read(fd, buf, len);
@@ -105,7 +109,8 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
  * already sets INIT_EXT and flags2 when the kernel offered INIT_EXT; we
  * set them again, which is harmless).
  */
-static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
+ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
+			 void *userdata)
 {
 	struct tierfs *fs = userdata;
 
@@ -137,8 +142,8 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 int kernel_attach(struct fuse_session *se, struct tierfs *fs)
 {
 	static const struct fuse_custom_io io = {
-		.read = io_read,
-		.writev = io_writev,
+		.read = kernel_io_read,
+		.writev = kernel_io_writev,
 	};
 	int fd = fuse_session_fd(se);
 
@@ -203,9 +208,13 @@ static int bdi_read(dev_t dev, const char *name, uint64_t *ret)
 static void *bdi_setup(void *arg)
 {
 	struct tierfs *fs = arg;
+	struct statfs sfs;
 	struct stat st;
 	uint64_t have = 0;
 
+	/* only a FUSE mount's bdi: never the disk's under a plain directory */
+	if (statfs(fs->opt.mountpoint, &sfs) < 0 || sfs.f_type != FUSE_SUPER_MAGIC)
+		return NULL;
 	if (stat(fs->opt.mountpoint, &st) < 0)
 		return NULL;
 	(void)bdi_write(st.st_dev, "read_ahead_kb", TIERFS_MAX_IO / 1024);

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_kernel.c -- Check suite for fs/kernel.c: the /dev/fuse hooks that
+ * add kernel features past libfuse 3.14.  Requests and replies in the
+ * kernel's binary layout (linux/fuse.h) go through a pipe: the read hook
+ * must record INIT's offered flags and the kill-suid/sgid flags of WRITE
+ * and SETATTR; kernel_init() must choose only what the kernel offered and
+ * the options allow; the writev hook must add exactly that to the INIT
+ * reply and leave every other reply alone.
+ */
+#include <check.h>
+#include <errno.h>
+#include <linux/fuse.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fuse_inc.h"
+#include "kernel.h"
+#include "kernel_i.h"
+#include "tierfs.h"
+
+/*
+ * Never freed: kernel_init() starts a detached thread that reads
+ * fs->opt.mountpoint (it then leaves the bdi alone, "/" not being FUSE).
+ */
+static struct tierfs fs;
+static int pfd[2];
+
+static void setup(void)
+{
+	memset(&fs, 0, sizeof(fs));
+	fs.opt.mountpoint = (char *)"/";
+	fs.dirty_reserve = 8u << 20;
+	ck_assert_int_eq(pipe(pfd), 0);
+}
+
+static void teardown(void)
+{
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* Write one request with @arg of @argn bytes, then read it via the hook. */
+static void t_request(uint32_t opcode, uint64_t unique, const void *arg,
+		      size_t argn)
+{
+	struct fuse_in_header h = {
+		.len = (uint32_t)(sizeof(h) + argn),
+		.opcode = opcode,
+		.unique = unique,
+	};
+	char in[512], out[512];
+	ssize_t n;
+
+	ck_assert_uint_le(sizeof(h) + argn, sizeof(in));
+	memcpy(in, &h, sizeof(h));
+	memcpy(in + sizeof(h), arg, argn);
+	ck_assert_int_eq(write(pfd[1], in, sizeof(h) + argn),
+			 (ssize_t)(sizeof(h) + argn));
+	n = kernel_io_read(pfd[0], out, sizeof(out), &fs);
+	ck_assert_int_eq(n, (ssize_t)(sizeof(h) + argn));
+	ck_assert_mem_eq(out, in, (size_t)n); /* passed through unchanged */
+}
+
+static void t_init(uint64_t unique, uint64_t flags)
+{
+	struct fuse_init_in in = {
+		.major = 7,
+		.minor = 38,
+		.flags = (uint32_t)flags,
+		.flags2 = (uint32_t)(flags >> 32),
+	};
+
+	t_request(FUSE_INIT, unique, &in, sizeof(in));
+}
+
+/* Send an INIT reply through the writev hook; return what came out. */
+static struct fuse_init_out t_init_reply(uint64_t unique, int error,
+					 uint32_t flags, uint32_t flags2)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh) + sizeof(struct fuse_init_out),
+		.error = error,
+		.unique = unique,
+	};
+	struct fuse_init_out out = {
+		.major = 7, .minor = 38, .flags = flags, .flags2 = flags2,
+	};
+	struct iovec iov[2] = {
+		{ &oh, sizeof(oh) },
+		{ &out, sizeof(out) },
+	};
+	char buf[sizeof(oh) + sizeof(out)];
+	struct fuse_init_out got;
+
+	ck_assert_int_eq(kernel_io_writev(pfd[1], iov, 2, &fs),
+			 (ssize_t)sizeof(buf));
+	ck_assert_int_eq(read(pfd[0], buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	ck_assert_mem_eq(buf, &oh, sizeof(oh));
+	memcpy(&got, buf + sizeof(oh), sizeof(got));
+	return got;
+}
+
+#define NEW_FLAGS (KFUSE_HANDLE_KILLPRIV_V2 | KFUSE_DIRECT_IO_ALLOW_MMAP)
+
+START_TEST(test_kernel_init_adds_offered_flags)
+{
+	struct fuse_conn_info conn = { .capable = FUSE_CAP_WRITEBACK_CACHE };
+	struct fuse_init_out out;
+
+	t_init(2, KFUSE_INIT_EXT | NEW_FLAGS | KFUSE_PASSTHROUGH);
+	ck_assert(fs.kern_init_pending);
+	ck_assert_uint_eq(fs.kern_offered,
+			  KFUSE_INIT_EXT | NEW_FLAGS | KFUSE_PASSTHROUGH);
+	kernel_init(&fs, &conn);
+	ck_assert_uint_eq(fs.kern_added, NEW_FLAGS); /* never passthrough */
+	ck_assert(fs.killpriv_v2);
+	ck_assert(fs.writeback);
+	ck_assert(conn.want & FUSE_CAP_WRITEBACK_CACHE);
+
+	/* another reply goes out untouched, INIT's stays pending */
+	out = t_init_reply(3, 0, 0x11, 0);
+	ck_assert_uint_eq(out.flags, 0x11);
+	ck_assert(fs.kern_init_pending);
+
+	out = t_init_reply(2, 0, 0x11, 0);
+	ck_assert_uint_eq(out.flags, 0x11 | (uint32_t)KFUSE_INIT_EXT |
+					     (uint32_t)KFUSE_HANDLE_KILLPRIV_V2);
+	ck_assert_uint_eq(out.flags2,
+			  (uint32_t)(KFUSE_DIRECT_IO_ALLOW_MMAP >> 32));
+	ck_assert(!fs.kern_init_pending);
+
+	/* once replied, a reply with the same unique is left alone */
+	out = t_init_reply(2, 0, 0x11, 0);
+	ck_assert_uint_eq(out.flags, 0x11);
+}
+END_TEST
+
+START_TEST(test_kernel_old_kernel_gets_libfuse_reply)
+{
+	struct fuse_conn_info conn = { .capable = FUSE_CAP_WRITEBACK_CACHE };
+	struct fuse_init_out out;
+
+	/* a kernel before INIT_EXT and killpriv_v2 */
+	t_init(7, UINT64_C(1) << 16);
+	ck_assert_uint_eq(fs.kern_offered, UINT64_C(1) << 16);
+	kernel_init(&fs, &conn);
+	ck_assert_uint_eq(fs.kern_added, 0);
+	ck_assert(!fs.killpriv_v2);
+	out = t_init_reply(7, 0, 0x1234, 0);
+	ck_assert_uint_eq(out.flags, 0x1234);
+	ck_assert_uint_eq(out.flags2, 0);
+}
+END_TEST
+
+START_TEST(test_kernel_flags2_needs_init_ext)
+{
+	struct fuse_conn_info conn = { 0 };
+
+	/* flags2 bits without INIT_EXT in flags mean nothing */
+	t_init(9, KFUSE_DIRECT_IO_ALLOW_MMAP);
+	ck_assert_uint_eq(fs.kern_offered, 0);
+	kernel_init(&fs, &conn);
+	ck_assert_uint_eq(fs.kern_added, 0);
+	ck_assert(!fs.writeback); /* the kernel did not offer the cache */
+	ck_assert(!(conn.want & FUSE_CAP_WRITEBACK_CACHE));
+}
+END_TEST
+
+START_TEST(test_kernel_options_turn_features_off)
+{
+	struct fuse_conn_info conn = { .capable = FUSE_CAP_WRITEBACK_CACHE,
+				       .want = FUSE_CAP_WRITEBACK_CACHE };
+	struct fuse_init_out out;
+
+	fs.opt.no_kernel_features = true;
+	fs.opt.no_writeback_cache = true;
+	t_init(4, KFUSE_INIT_EXT | NEW_FLAGS);
+	kernel_init(&fs, &conn);
+	ck_assert_uint_eq(fs.kern_added, 0);
+	ck_assert(!fs.killpriv_v2);
+	ck_assert(!fs.writeback);
+	ck_assert(!(conn.want & FUSE_CAP_WRITEBACK_CACHE));
+	out = t_init_reply(4, 0, 0x40000000, 0);
+	ck_assert_uint_eq(out.flags, 0x40000000);
+}
+END_TEST
+
+START_TEST(test_kernel_failed_init_adds_nothing)
+{
+	struct fuse_conn_info conn = { 0 };
+	struct fuse_out_header oh = { .len = sizeof(oh), .error = -EPROTO,
+				      .unique = 5 };
+	struct iovec iov[1] = { { &oh, sizeof(oh) } };
+	char buf[sizeof(oh)];
+
+	t_init(5, KFUSE_INIT_EXT | NEW_FLAGS);
+	kernel_init(&fs, &conn);
+	/* an error reply has no argument to patch */
+	ck_assert_int_eq(kernel_io_writev(pfd[1], iov, 1, &fs),
+			 (ssize_t)sizeof(oh));
+	ck_assert_int_eq(read(pfd[0], buf, sizeof(buf)), (ssize_t)sizeof(oh));
+	ck_assert_mem_eq(buf, &oh, sizeof(oh));
+}
+END_TEST
+
+START_TEST(test_kernel_kill_flags_per_request)
+{
+	struct fuse_write_in w = { .size = 1 };
+	struct fuse_setattr_in sa = { .valid = FATTR_SIZE };
+	char arg[sizeof(w) + 1] = { 0 };
+
+	w.write_flags = FUSE_WRITE_KILL_SUIDGID;
+	memcpy(arg, &w, sizeof(w));
+	t_request(FUSE_WRITE, 10, arg, sizeof(arg));
+	ck_assert(kernel_req_kill_suidgid());
+
+	/* the next request resets it */
+	t_request(FUSE_GETATTR, 11, arg, 16);
+	ck_assert(!kernel_req_kill_suidgid());
+
+	w.write_flags = FUSE_WRITE_CACHE;
+	memcpy(arg, &w, sizeof(w));
+	t_request(FUSE_WRITE, 12, arg, sizeof(arg));
+	ck_assert(!kernel_req_kill_suidgid());
+
+	t_request(FUSE_SETATTR, 13, &sa, sizeof(sa));
+	ck_assert(!kernel_req_kill_suidgid());
+	sa.valid |= FATTR_KILL_SUIDGID;
+	t_request(FUSE_SETATTR, 14, &sa, sizeof(sa));
+	ck_assert(kernel_req_kill_suidgid());
+
+	/* a request too short for its argument is not looked at */
+	t_request(FUSE_WRITE, 15, arg, 8);
+	ck_assert(!kernel_req_kill_suidgid());
+}
+END_TEST
+
+START_TEST(test_kernel_read_errors_pass_through)
+{
+	char buf[64];
+
+	close(pfd[1]);
+	pfd[1] = -1;
+	/* end of file: a short read, nothing recorded */
+	ck_assert_int_eq(kernel_io_read(pfd[0], buf, sizeof(buf), &fs), 0);
+	errno = 0;
+	ck_assert_int_eq(kernel_io_read(-1, buf, sizeof(buf), &fs), -1);
+	ck_assert_int_eq(errno, EBADF);
+	ck_assert(!kernel_req_kill_suidgid());
+}
+END_TEST
+
+START_TEST(test_kernel_space_low)
+{
+	fs.writeback = false;
+	ck_assert(!kernel_space_low(&fs, 0));
+	fs.writeback = true;
+	fs.dirty_reserve = 8u << 20;
+	ck_assert(kernel_space_low(&fs, 0));
+	ck_assert(kernel_space_low(&fs, (16u << 20) - 1));
+	ck_assert(!kernel_space_low(&fs, 16u << 20));
+	ck_assert(!kernel_space_low(&fs, UINT64_MAX));
+}
+END_TEST
+
+static Suite *kernel_suite(void)
+{
+	Suite *s = suite_create("kernel");
+	TCase *tc = tcase_create("hooks");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_kernel_init_adds_offered_flags);
+	tcase_add_test(tc, test_kernel_old_kernel_gets_libfuse_reply);
+	tcase_add_test(tc, test_kernel_flags2_needs_init_ext);
+	tcase_add_test(tc, test_kernel_options_turn_features_off);
+	tcase_add_test(tc, test_kernel_failed_init_adds_nothing);
+	tcase_add_test(tc, test_kernel_kill_flags_per_request);
+	tcase_add_test(tc, test_kernel_read_errors_pass_through);
+	tcase_add_test(tc, test_kernel_space_low);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(kernel_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
