@@ -1,19 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# fio-table.sh -- one table of fio numbers for tmpfs, a plain directory and
+# fio-table.sh -- one table of fio numbers for tmpfs, a plain directory,
 # three tierfs configurations (RAM tier larger than the file, file tier
-# only, small RAM tier over a file tier), each value with its ratio to
-# tmpfs.  Not part of `meson test`; see tests/bench/README.md.
+# only, small RAM tier over a file tier) and two peer FUSE filesystems over
+# a tmpfs (libfuse's example passthrough_ll, mergerfs), each value with its
+# ratio to tmpfs.  Not part of `meson test`; see tests/bench/README.md.
 #
 # Needs: bash, fio, python3, util-linux (mountpoint, findmnt, fincore),
 # coreutils df, fusermount3.  Root for the tmpfs and for dropping caches.
+# Target ptll needs cc, pkg-config and libfuse3-dev (its examples); target
+# mergerfs needs mergerfs (installed with apt-get when missing, as root).
 
 set -euo pipefail
 
 prog=${0##*/}
 
-ALL_TARGETS="tmpfs,plain,ram,file,ramfile"
+ALL_TARGETS="tmpfs,plain,ram,file,ramfile,ptll,mergerfs"
+# libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
+PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 ALL_TESTS="seqwrite seqread-cold seqread-warm randread-cold randread-warm randwrite"
 
 usage()
@@ -42,9 +47,16 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
   ram       tierfs --tier ram=ram:RAM_BIG
   file      tierfs --tier disk=file:DIR:FILE_TIER_SIZE
   ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
-DIR is a temporary directory under --file-dir.  After each tierfs target
-the daemon's RSS, the bytes the mount stores (df) and the file's page
-cache (fincore) are printed.
+  ptll      libfuse's example passthrough_ll (built at run time from
+            $PTLL_SRC
+            with cc -O2), -f -o source=SRC, default options otherwise
+  mergerfs  mergerfs -f -o minfreespace=0 SRC, default options otherwise
+DIR is a temporary directory under --file-dir, SRC a fresh tmpfs of twice
+--size.  ptll is skipped with a note when cc, pkg-config's fuse3 or the
+example is missing; mergerfs is installed with apt-get when missing (as
+root), else skipped with a note.  After each FUSE target the daemon's
+RSS, the bytes the mount stores (df) and the file's page cache (fincore)
+are printed.
 
 Options:
   --bin PATH             the tierfs daemon (else \$TIERFS_BIN, else
@@ -62,7 +74,8 @@ Options:
   --extra-tier-args "ARGS"
                          more tierfs arguments for every tierfs target
   --out-dir DIR          keep fio's JSON, results.tsv, the table and the
-                         daemons' logs here
+                         daemons' logs (and passthrough_ll's build log)
+                         here
   -h, --help             this text
 EOF
 }
@@ -154,24 +167,79 @@ file_tier_bytes=$(to_bytes "$file_tier_size")
 IFS=, read -r -a target_list <<<"$targets"
 ((${#target_list[@]})) || die "--targets is empty"
 declare -A seen=()
-need_tierfs=0
 for t in "${target_list[@]}"; do
 	[[ ,$ALL_TARGETS, == *,$t,* ]] || die "unknown target '$t' (one of $ALL_TARGETS)"
 	[[ -z ${seen[$t]:-} ]] || die "target '$t' given twice"
 	seen[$t]=1
-	case $t in ram | file | ramfile) need_tierfs=1 ;; esac
 done
 
 command -v fio >/dev/null || die "fio not found"
 command -v python3 >/dev/null || die "python3 not found (reads fio's JSON)"
+
+# A peer that cannot run is left out with a note (printed with the
+# header) rather than failing the whole table.
+skip_notes=()
+# skip TARGET REASON
+skip()
+{
+	skip_notes+=("target $1 skipped: $2")
+	unset "seen[$1]"
+}
+if [[ -n ${seen[ptll]:-} ]]; then
+	if ! command -v cc >/dev/null; then
+		skip ptll "cc not found (passthrough_ll is compiled at run time)"
+	elif [[ ! -r $PTLL_SRC ]]; then
+		skip ptll "$PTLL_SRC not found (package libfuse3-dev)"
+	elif ! command -v pkg-config >/dev/null || ! pkg-config --exists fuse3; then
+		skip ptll "pkg-config cannot find fuse3 (packages pkg-config, libfuse3-dev)"
+	fi
+fi
+mergerfs_installed=0
+if [[ -n ${seen[mergerfs]:-} ]] && ! command -v mergerfs >/dev/null; then
+	if ((EUID == 0)) && command -v apt-get >/dev/null; then
+		echo "$prog: mergerfs not found; apt-get install -y mergerfs" >&2
+		if DEBIAN_FRONTEND=noninteractive apt-get install -y -q mergerfs >&2 &&
+			hash -r && command -v mergerfs >/dev/null; then
+			mergerfs_installed=1
+		else
+			skip mergerfs "mergerfs is not installed and apt-get install -y mergerfs failed"
+		fi
+	else
+		skip mergerfs "mergerfs is not installed (as root the script installs it with apt-get)"
+	fi
+fi
+
+# prune_targets: drop skipped targets from target_list
+prune_targets()
+{
+	local t
+	local -a keep=()
+	for t in "${target_list[@]}"; do
+		[[ -n ${seen[$t]:-} ]] && keep+=("$t")
+	done
+	((${#keep[@]})) || die "no target left to run (${skip_notes[*]})"
+	target_list=("${keep[@]}")
+}
+prune_targets
+
+need_tierfs=0
+need_fuse=0
+for t in "${target_list[@]}"; do
+	case $t in
+	ram | file | ramfile) need_tierfs=1; need_fuse=1 ;;
+	ptll | mergerfs) need_fuse=1 ;;
+	esac
+done
 if ((need_tierfs)); then
 	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it or pass --bin)"
 	bin=$(realpath "$bin")
+fi
+if ((need_fuse)); then
 	command -v fusermount3 >/dev/null || die "fusermount3 not found"
 	[[ -c /dev/fuse ]] || die "/dev/fuse missing"
 fi
-if [[ -n ${seen[tmpfs]:-} ]] && ((EUID != 0)); then
-	die "mounting a tmpfs needs root (or leave tmpfs out of --targets)"
+if [[ -n ${seen[tmpfs]:-}${seen[ptll]:-}${seen[mergerfs]:-} ]] && ((EUID != 0)); then
+	die "mounting a tmpfs (targets tmpfs, ptll, mergerfs) needs root (or leave them out of --targets)"
 fi
 if [[ -n ${seen[plain]:-} ]]; then
 	[[ -d $plain_dir && -w $plain_dir ]] || die "--plain-dir '$plain_dir' is not a writable directory"
@@ -202,10 +270,12 @@ chmod 0700 "$work"
 fio_pid=
 fuse_mnt=
 fuse_pid=
+fuse_name=
 tmpfs_mnt=
 rm_dirs=()
 
-# fuse_umount: unmount the current tierfs and wait for its daemon
+# fuse_umount: unmount the current FUSE mount (tierfs or a peer) and wait
+# for its daemon
 fuse_umount()
 {
 	local i rc=0
@@ -216,21 +286,22 @@ fuse_umount()
 			warn "could not unmount $fuse_mnt"
 	fi
 	if [[ -n $fuse_pid ]]; then
-		# the daemon frees its tiers (and removes its file tier
+		# tierfs frees its tiers (and removes its file tier
 		# directory) before exiting
 		for ((i = 0; i < 300; i++)); do
 			kill -0 "$fuse_pid" 2>/dev/null || break
 			sleep 0.1
 		done
 		if kill -0 "$fuse_pid" 2>/dev/null; then
-			warn "tierfs (pid $fuse_pid) did not exit 30 s after unmount; killing it"
+			warn "$fuse_name (pid $fuse_pid) did not exit 30 s after unmount; killing it"
 			kill "$fuse_pid" 2>/dev/null || true
 		fi
 		wait "$fuse_pid" 2>/dev/null || rc=$?
-		((rc == 0)) || warn "tierfs (pid $fuse_pid) exited with status $rc"
+		((rc == 0)) || warn "$fuse_name (pid $fuse_pid) exited with status $rc"
 	fi
 	fuse_mnt=
 	fuse_pid=
+	fuse_name=
 }
 
 tmpfs_umount()
@@ -251,6 +322,7 @@ cleanup()
 		kill "$fio_pid" 2>/dev/null
 		wait "$fio_pid" 2>/dev/null
 	fi
+	# a peer's FUSE mount first, then the tmpfs under it
 	fuse_umount
 	tmpfs_umount
 	for d in "${rm_dirs[@]}"; do
@@ -277,30 +349,52 @@ else
 	mkdir "$json_dir"
 fi
 
-# tierfs_mount NAME ARGS...: mount tierfs with ARGS on $work/NAME
-tierfs_mount()
+# fuse_start NAME LOG MNT CMD...: run the FUSE daemon CMD (in the
+# foreground, -f, as a background job of this script, so that its pid is
+# known) with its output in LOG and wait until MNT is mounted
+fuse_start()
 {
-	local name=$1 i
-	shift
-	local -a xa
-	read -r -a xa <<<"$extra_tier_args"
-	fuse_mnt=$work/$name
-	mkdir "$fuse_mnt"
-	local -a cmd=("$bin" -f "$@" "${xa[@]}" "$fuse_mnt")
-	echo "# $name: ${cmd[*]}"
-	"${cmd[@]}" >"$work/tierfs-$name.log" 2>&1 &
+	local name=$1 log=$2 i
+	fuse_mnt=$3
+	shift 3
+	fuse_name=${1##*/}
+	echo "# $name: $*"
+	"$@" >"$log" 2>&1 &
 	fuse_pid=$!
 	for ((i = 0; i < 100; i++)); do
 		mountpoint -q "$fuse_mnt" && break
 		if ! kill -0 "$fuse_pid" 2>/dev/null; then
 			wait "$fuse_pid" || true
 			fuse_pid=
-			sed 's/^/tierfs: /' "$work/tierfs-$name.log" >&2
-			die "tierfs exited before mounting ($name)"
+			sed "s/^/$fuse_name: /" "$log" >&2
+			die "$fuse_name exited before mounting ($name)"
 		fi
 		sleep 0.1
 	done
-	mountpoint -q "$fuse_mnt" || die "tierfs did not mount within 10 s ($name)"
+	mountpoint -q "$fuse_mnt" || die "$fuse_name did not mount within 10 s ($name)"
+}
+
+# tierfs_mount NAME ARGS...: mount tierfs with ARGS on $work/NAME
+tierfs_mount()
+{
+	local name=$1
+	shift
+	local -a xa
+	read -r -a xa <<<"$extra_tier_args"
+	mkdir "$work/$name"
+	fuse_start "$name" "$work/tierfs-$name.log" "$work/$name" \
+		"$bin" -f "$@" "${xa[@]}" "$work/$name"
+}
+
+# peer_tmpfs NAME: sets $src to a fresh tmpfs of twice --size on
+# $work/NAME-src, for a peer FUSE filesystem to pass through to
+peer_tmpfs()
+{
+	tmpfs_mnt=$work/$1-src
+	mkdir "$tmpfs_mnt"
+	mount -t tmpfs -o "size=$((2 * size_bytes)),mode=0700" tmpfs "$tmpfs_mnt"
+	src=$tmpfs_mnt
+	echo "# $1: tmpfs of $(human $((2 * size_bytes))) on $src underneath"
 }
 
 # file_tier_dir: sets $tier_dir to a fresh directory under --file-dir
@@ -459,14 +553,10 @@ proc_bytes()
 
 declare -A label=() mem_rss=() mem_hwm=() mem_used=() mem_cache=() mem_layout=()
 
-# tierfs_target KEY NAME-OF-COLUMN TIERARGS...
-tierfs_target()
+# fuse_stats KEY: memory of the current FUSE daemon and mount after the jobs
+fuse_stats()
 {
-	local key=$1 lab=$2 rss hwm used c lay=
-	shift 2
-	label[$key]=$lab
-	tierfs_mount "$key" "$@"
-	run_all_tests "$key" "$fuse_mnt"
+	local key=$1 rss hwm used c lay=
 	rss=$(proc_bytes VmRSS)
 	hwm=$(proc_bytes VmHWM)
 	used=$(df -B1 --output=used "$fuse_mnt" 2>/dev/null | tail -n 1 | tr -d ' ') || used=
@@ -485,9 +575,55 @@ tierfs_target()
 	mem_cache[$key]=$c
 	mem_layout[$key]=${lay:-n/a}
 	echo "# $key after its jobs: daemon VmRSS $(mib "$rss") (peak VmHWM $(mib "$hwm")), stored (df used) $(mib "$used"), bench.dat in page cache $(mib "$c"), layout ${lay:-n/a}"
+}
+
+# tierfs_target KEY NAME-OF-COLUMN TIERARGS...
+tierfs_target()
+{
+	local key=$1
+	label[$key]=$2
+	shift 2
+	tierfs_mount "$key" "$@"
+	run_all_tests "$key" "$fuse_mnt"
+	fuse_stats "$key"
 	cp "$work/tierfs-$key.log" "$json_dir/" 2>/dev/null || true
 	fuse_umount
 }
+
+# peer_target KEY NAME-OF-COLUMN CMD...: the jobs on a peer FUSE
+# filesystem that CMD mounts on $work/KEY over $src (see peer_tmpfs; CMD
+# names both); unmounts it and the tmpfs afterwards
+peer_target()
+{
+	local key=$1
+	label[$key]=$2
+	shift 2
+	mkdir "$work/$key"
+	fuse_start "$key" "$work/$key.log" "$work/$key" "$@"
+	run_all_tests "$key" "$fuse_mnt"
+	fuse_stats "$key"
+	cp "$work/$key.log" "$json_dir/" 2>/dev/null || true
+	fuse_umount
+	tmpfs_umount
+}
+
+# passthrough_ll as shipped: the example compiled as its header says
+# (it defines _GNU_SOURCE itself and finds passthrough_helpers.h next to
+# itself), with -O2
+ptll_bin=$work/passthrough_ll
+if [[ -n ${seen[ptll]:-} ]]; then
+	echo "# building $ptll_bin from $PTLL_SRC" >&2
+	# shellcheck disable=SC2046 # pkg-config's flags are meant to split
+	if ! cc -O2 -o "$ptll_bin" "$PTLL_SRC" \
+		$(pkg-config --cflags --libs fuse3) \
+		>"$json_dir/passthrough_ll-build.log" 2>&1; then
+		sed 's/^/cc: /' "$json_dir/passthrough_ll-build.log" >&2
+		skip ptll "cc -O2 $PTLL_SRC failed (output above)"
+		prune_targets
+	fi
+	[[ -s $json_dir/passthrough_ll-build.log ]] ||
+		rm -f "$json_dir/passthrough_ll-build.log"
+fi
 
 # numbers from a busy machine compare nothing: say so up front
 awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
@@ -496,6 +632,13 @@ t_start=$(date +%s)
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, $(fio --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# file $(human "$size_bytes"), runtime ${runtime}s, ioengine psync iodepth 1, caches dropped before cold jobs: $( ((can_drop)) && echo yes || echo no)"
 ((need_tierfs)) && echo "# tierfs: $bin"
+[[ -n ${seen[ptll]:-} ]] &&
+	echo "# ptll: passthrough_ll built from $PTLL_SRC, libfuse $(pkg-config --modversion fuse3)"
+[[ -n ${seen[mergerfs]:-} ]] &&
+	echo "# mergerfs: $(command -v mergerfs), $(mergerfs --version 2>&1 | head -n 1)$( ((mergerfs_installed)) && echo ", installed by this run with apt-get")"
+for n in "${skip_notes[@]}"; do
+	echo "# note: $n"
+done
 
 for t in "${target_list[@]}"; do
 	echo "# --- target $t" >&2
@@ -527,6 +670,17 @@ for t in "${target_list[@]}"; do
 		tierfs_target ramfile "tierfs RAM $(human "$ram_small_bytes") + file" \
 			--tier "ram=ram:$ram_small_bytes" \
 			--tier "disk=file:$tier_dir:$file_tier_bytes" ;;
+	ptll)
+		peer_tmpfs ptll
+		peer_target ptll passthrough_ll \
+			"$ptll_bin" -f -o "source=$src" "$work/ptll" ;;
+	mergerfs)
+		# mergerfs's default minfreespace=4G would refuse to create
+		# a file on a branch with less free space (ENOSPC): the
+		# only option changed
+		peer_tmpfs mergerfs
+		peer_target mergerfs mergerfs \
+			mergerfs -f -o minfreespace=0 "$src" "$work/mergerfs" ;;
 	esac
 done
 t_end=$(date +%s)
@@ -585,7 +739,7 @@ done
 if ((have_mem)); then
 	{
 		echo
-		echo "| tierfs target | daemon VmRSS | peak VmHWM | stored (df used) | bench.dat page cache | layout |"
+		echo "| FUSE target | daemon VmRSS | peak VmHWM | stored (df used) | bench.dat page cache | layout |"
 		echo "|---|---:|---:|---:|---:|---|"
 		for t in "${target_list[@]}"; do
 			[[ -n ${mem_rss[$t]:-} ]] || continue
@@ -596,7 +750,7 @@ if ((have_mem)); then
 		done
 	} >>"$table"
 	echo
-	sed -n '/^| tierfs target/,$p' "$table"
+	sed -n '/^| FUSE target/,$p' "$table"
 fi
 
 echo
@@ -623,6 +777,6 @@ if [[ -n $out_dir ]]; then
 		done
 	} >"$out_dir/memory.tsv"
 	cp "$table" "$out_dir/table.md"
-	echo "# fio JSON, results.tsv, memory.tsv, table.md and tierfs logs in $out_dir"
+	echo "# fio JSON, results.tsv, memory.tsv, table.md and the FUSE daemons' logs in $out_dir"
 fi
 exit "$failed"
