@@ -223,6 +223,11 @@ static void kill_suidgid(fuse_req_t req, struct tfs_inode *inode,
 	pthread_mutex_lock(&inode->i_lock);
 	mode = inode->i_mode;
 	gid = inode->i_gid;
+	if (!(mode & (S_ISUID | S_ISGID)) && inode->i_nxattrs == 0) {
+		/* the common case: every write by a user without CAP_FSETID */
+		pthread_mutex_unlock(&inode->i_lock);
+		return;
+	}
 	pthread_mutex_unlock(&inode->i_lock);
 	/* reads /proc: only for the rare sgid-without-group-execute file */
 	if ((mode & S_ISGID) && !(mode & S_IXGRP) && !capable)

@@ -9,6 +9,8 @@
  * data actually stored, and a new slot needs no clearing.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -67,10 +69,39 @@ static ssize_t ram_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 	return (ssize_t)len;
 }
 
+/*
+ * Writes of at least this much fault the pages they cover in with one
+ * madvise(MADV_POPULATE_WRITE) first: one call instead of a page fault
+ * per 4 KiB (each an exception, costly in a VM).  Only the pages written
+ * are populated, so a small file in a large extent still holds little.
+ */
+#define POPULATE_MIN (64u << 10)
+
+/* Set when the kernel has no MADV_POPULATE_WRITE (before 5.14); relaxed
+ * atomic: a racing thread makes one more failing call, harmlessly. */
+static bool no_populate;
+
+static void populate(char *addr, size_t len)
+{
+	uintptr_t start = ((uintptr_t)addr + 4095) & ~(uintptr_t)4095;
+	uintptr_t end = ((uintptr_t)addr + len) & ~(uintptr_t)4095;
+
+	if (end <= start || __atomic_load_n(&no_populate, __ATOMIC_RELAXED))
+		return;
+	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) < 0 &&
+	    errno == EINVAL)
+		__atomic_store_n(&no_populate, true, __ATOMIC_RELAXED);
+	/* other failures (ENOMEM) leave it to the faults of memcpy() */
+}
+
 static ssize_t ram_write(struct tier *t, uint32_t slot, uint64_t off,
 			 const void *buf, size_t len)
 {
-	memcpy(slot_addr(t, slot, off), buf, len);
+	char *dst = slot_addr(t, slot, off);
+
+	if (len >= POPULATE_MIN)
+		populate(dst, len);
+	memcpy(dst, buf, len);
 	return (ssize_t)len;
 }
 
