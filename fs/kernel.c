@@ -155,16 +155,22 @@ int kernel_attach(struct fuse_session *se, struct tierfs *fs)
 	return 0;
 }
 
-/* Write @val to /sys/class/bdi/MAJ:MIN/@name; 0 or -errno. */
-static int bdi_write(dev_t dev, const char *name, uint64_t val)
+/* Open /sys/class/bdi/MAJ:MIN/@name with fopen() @mode; NULL and errno. */
+static FILE *bdi_open(dev_t dev, const char *name, const char *mode)
 {
 	char path[96];
-	FILE *f;
-	int r = 0;
 
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/%s", major(dev),
 		 minor(dev), name);
-	f = fopen(path, "we");
+	return fopen(path, mode);
+}
+
+/* Write @val to the bdi setting @name; 0 or -errno. */
+static int bdi_write(dev_t dev, const char *name, uint64_t val)
+{
+	FILE *f = bdi_open(dev, name, "we");
+	int r = 0;
+
 	if (!f)
 		return -errno;
 	if (fprintf(f, "%llu\n", (unsigned long long)val) < 0)
@@ -174,17 +180,13 @@ static int bdi_write(dev_t dev, const char *name, uint64_t val)
 	return r;
 }
 
-/* Read a number from /sys/class/bdi/MAJ:MIN/@name; 0 or -errno. */
+/* Read the bdi setting @name into *@ret; 0 or -errno (*@ret untouched). */
 static int bdi_read(dev_t dev, const char *name, uint64_t *ret)
 {
-	char path[96];
+	FILE *f = bdi_open(dev, name, "re");
 	unsigned long long v;
-	FILE *f;
 	int r = 0;
 
-	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/%s", major(dev),
-		 minor(dev), name);
-	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	if (fscanf(f, "%llu", &v) == 1)
