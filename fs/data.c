@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -35,6 +36,122 @@
 static inline uint64_t ext_mask(const struct tierfs *fs)
 {
 	return (uint64_t)fs->extent_size - 1;
+}
+
+/* Lost ranges an inode keeps before merging them into one. */
+#define LOST_RANGES_MAX 32
+
+/* Does [@off, @off+@len) meet a lost range?  Called with i_dlock held. */
+static bool lost_overlaps(const struct tfs_inode *inode, uint64_t off,
+			  uint64_t len)
+{
+	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+
+	for (uint32_t i = 0; i < inode->i_nlost; i++) {
+		const struct byte_range *b = &inode->i_lost[i];
+
+		if (b->start >= end)
+			break;
+		if (b->end > off)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Forget the lost bytes in [@off, @end): they were stored again, or cut
+ * or punched away.  Splitting a range needs memory; without it the range
+ * stays whole, and reads of it go on failing (safe, never wrong data).
+ * Called with i_dlock exclusive.
+ */
+static void lost_clear(struct tfs_inode *inode, uint64_t off, uint64_t end)
+{
+	uint32_t i = 0;
+
+	while (i < inode->i_nlost) {
+		struct byte_range *b = &inode->i_lost[i];
+
+		if (b->end <= off) {
+			i++;
+			continue;
+		}
+		if (b->start >= end)
+			break;
+		if (b->start >= off && b->end <= end) {
+			memmove(b, b + 1,
+				(inode->i_nlost - i - 1) * sizeof(*b));
+			inode->i_nlost--;
+			continue;
+		}
+		if (b->start < off && b->end > end) {
+			struct byte_range *n;
+
+			n = realloc(inode->i_lost,
+				    (inode->i_nlost + 1) * sizeof(*n));
+			if (!n)
+				return;
+			inode->i_lost = n;
+			b = &n[i];
+			memmove(b + 1, b, (inode->i_nlost - i) * sizeof(*b));
+			inode->i_nlost++;
+			b[0].end = off;
+			b[1].start = end;
+			return;
+		}
+		if (b->start < off)
+			b->end = off;
+		else
+			b->start = end;
+		i++;
+	}
+	if (inode->i_nlost == 0) {
+		free(inode->i_lost);
+		inode->i_lost = NULL;
+	}
+}
+
+int data_mark_lost(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
+		   uint64_t len)
+{
+	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+	struct byte_range *n;
+	uint32_t k = 0;
+
+	(void)fs;
+	if (len == 0)
+		return 0;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	n = malloc((inode->i_nlost + 1) * sizeof(*n));
+	if (!n) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		return -ENOMEM;
+	}
+	/* ranges before, the new one merged with what it meets, after */
+	for (uint32_t i = 0; i < inode->i_nlost; i++) {
+		const struct byte_range *b = &inode->i_lost[i];
+
+		if (b->end < off) {
+			n[k++] = *b;
+		} else if (b->start > end) {
+			break;
+		} else {
+			off = MIN(off, b->start);
+			end = MAX(end, b->end);
+		}
+	}
+	n[k++] = (struct byte_range){ off, end };
+	for (uint32_t i = 0; i < inode->i_nlost; i++)
+		if (inode->i_lost[i].start > end)
+			n[k++] = inode->i_lost[i];
+	if (k > LOST_RANGES_MAX) {
+		n[0].end = n[k - 1].end;
+		k = 1;
+	}
+	free(inode->i_lost);
+	inode->i_lost = n;
+	inode->i_nlost = k;
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return 0;
 }
 
 /*
@@ -120,6 +237,11 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	ssize_t r = 0;
 
 	pthread_rwlock_rdlock(&inode->i_dlock);
+	/* before the size check: a lost append lies beyond i_size */
+	if (inode->i_nlost && lost_overlaps(inode, off, len)) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		return -EIO;
+	}
 	if (off >= inode->i_size) {
 		len = 0;
 	} else if (len > inode->i_size - off) {
@@ -160,6 +282,10 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	int r = 0;
 
 	pthread_rwlock_rdlock(&inode->i_dlock);
+	if (inode->i_nlost && lost_overlaps(inode, off, len)) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		return -EIO;
+	}
 	if (off >= inode->i_size)
 		len = 0;
 	else if (len > inode->i_size - off)
@@ -285,6 +411,8 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		done += n;
 	}
 	if (done > 0) {
+		if (inode->i_nlost)
+			lost_clear(inode, off, off + done);
 		pthread_mutex_lock(&inode->i_lock);
 		if (off + done > inode->i_size)
 			inode->i_size = off + done;
@@ -347,6 +475,8 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
 		 * already zero, so there is nothing to clear.
 		 */
 	}
+	if (r == 0 && inode->i_nlost)
+		lost_clear(inode, size, UINT64_MAX); /* past EOF: gone */
 	if (r == 0) {
 		pthread_mutex_lock(&inode->i_lock);
 		inode->i_size = size;
@@ -450,6 +580,8 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
 		r = punch(fs, inode, off, end);
+		if (r == 0 && inode->i_nlost)
+			lost_clear(inode, off, end); /* zeros now, as asked */
 	}
 	if (r == 0 && !(mode & FALLOC_FL_PUNCH_HOLE))
 		r = alloc_range(fs, inode, off >> fs->extent_shift,
@@ -553,6 +685,9 @@ static void release_one(const struct extent *e, uint64_t idx, void *arg)
 void data_release(struct tierfs *fs, struct tfs_inode *inode)
 {
 	extent_map_release(&inode->i_map, release_one, fs);
+	free(inode->i_lost);
+	inode->i_lost = NULL;
+	inode->i_nlost = 0;
 }
 
 uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode)

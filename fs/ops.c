@@ -858,11 +858,12 @@ static void tfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 /*
  * A write that the kernel's writeback sent (the program's write(2) is
- * long done) failed: the kernel keeps the error for the file's next
- * fsync or close; we count it and say which file, at most once a second.
+ * long done) failed for [@off, @off+@len): the kernel keeps the error for
+ * the file's next fsync or close; we remember the range as lost, count
+ * it and say which file, at most once a second.
  */
 static void writeback_failed(struct tierfs *fs, struct tfs_inode *inode,
-			     int err)
+			     int err, uint64_t off, uint64_t len)
 {
 	static int64_t last; /* relaxed atomic: seconds of the last message */
 	int64_t now = now_ts().tv_sec;
@@ -870,6 +871,10 @@ static void writeback_failed(struct tierfs *fs, struct tfs_inode *inode,
 	char *path;
 
 	__atomic_add_fetch(&fs->wb_errors, 1, __ATOMIC_RELAXED);
+	/* once the kernel drops its copy, reads of these bytes fail: EIO,
+	 * never zeros or older data */
+	if (data_mark_lost(fs, inode, off, len) < 0)
+		log_err("cannot record a failed writeback: out of memory");
 	if (prev == now ||
 	    !__atomic_compare_exchange_n(&last, &prev, now, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -891,11 +896,18 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	if (kernel_req_kill_suidgid())
 		kill_suidgid(req, inode, false);
 	r = data_write(fs, inode, buf, size, (uint64_t)off);
-	if (r < 0) {
-		if (fi->writepage)
-			writeback_failed(fs, inode, (int)r);
-		return tierfs_reply_err(req, (int)r);
+	if (fi->writepage && (r < 0 || (size_t)r < size)) {
+		/* a short writeback is a failed one: the kernel keeps no
+		 * count, only the error (no room is the usual reason) */
+		uint64_t stored = r > 0 ? (uint64_t)r : 0;
+		int err = r < 0 ? (int)r : -ENOSPC;
+
+		writeback_failed(fs, inode, err, (uint64_t)off + stored,
+				 size - stored);
+		return tierfs_reply_err(req, err);
 	}
+	if (r < 0)
+		return tierfs_reply_err(req, (int)r);
 	fuse_reply_write(req, (size_t)r);
 }
 

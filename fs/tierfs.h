@@ -85,6 +85,11 @@ struct tfs_dir {
 				     * removed (for paths in messages) */
 };
 
+/* [start, end) of a file */
+struct byte_range {
+	uint64_t start, end;
+};
+
 struct xattr {
 	char *name;
 	void *value;
@@ -119,6 +124,13 @@ struct tfs_inode {
 	pthread_rwlock_t i_dlock; /* protects i_map and file data */
 	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
 	uint32_t i_wgen;	  /* i_dlock exclusive; see struct extent */
+	/*
+	 * i_dlock; byte ranges whose writeback failed (data_mark_lost()):
+	 * sorted, disjoint, not touching.  Reading them fails with EIO
+	 * until they are written again, truncated away or punched.
+	 */
+	struct byte_range *i_lost;
+	uint32_t i_nlost;
 
 	/* Lifetime, all fs->itab_lock (i_nlink read racily by getattr). */
 	uint32_t i_nlink;
@@ -318,6 +330,20 @@ void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 			uint64_t idx, unsigned src, uint32_t src_slot,
 			unsigned dst);
+/**
+ * data_mark_lost() - remember that [@off, @off+@len) of @inode was not
+ * stored (a writeback the kernel sent failed; the program's write(2) had
+ * succeeded long before).  The kernel may still hold those bytes in its
+ * page cache and serve them; once it has dropped them, a read that
+ * reaches the daemon fails with EIO instead of returning zeros or older
+ * data.  Writing the range again, truncating it away or punching it
+ * forgets it.  At most LOST_RANGES_MAX ranges are kept; past that they
+ * are merged into one, which may cover bytes that were stored (EIO for
+ * those too: never wrong data).  Takes i_dlock exclusive.
+ * Return: 0, or -ENOMEM (nothing recorded).
+ */
+int data_mark_lost(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
+		   uint64_t len);
 /* Give every extent's slot back; for inode_free(). */
 void data_release(struct tierfs *fs, struct tfs_inode *inode);
 uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode);

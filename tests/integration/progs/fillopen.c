@@ -3,12 +3,14 @@
  * fillopen.c -- fill a filesystem through one file that stays open, and
  * say exactly where the error comes out.
  *
- *     fillopen [-s SEED] [-b CHUNK] [-S SYNC_EVERY] FILE MAX
+ *     fillopen [-s SEED] [-b CHUNK] [-S SYNC_EVERY] [-T SIZE] FILE MAX
  *
  * Opens FILE (O_CREAT|O_WRONLY|O_TRUNC) once, then writes the pattern of
  * common.h in CHUNK-byte write(2) calls (default 1M) from offset 0 until
  * MAX bytes or the first error, calling fsync(2) after every SYNC_EVERY
- * bytes (default 0: never) and close(2) at the end.  A byte counts as
+ * bytes (default 0: never) and close(2) at the end.  -T first sets the
+ * file's size to SIZE with ftruncate(2), so that the data goes into a
+ * hole inside the file rather than past its end.  A byte counts as
  * acknowledged once a write(2) returned it and a later fsync(2) or the
  * final close(2) succeeded (after a failed fsync, close adds nothing:
  * the error was already reported and the data since is in doubt).
@@ -33,22 +35,23 @@
 
 int main(int argc, char **argv)
 {
-	uint64_t seed = 1, chunk = 1 << 20, sync_every = 0, max;
+	uint64_t seed = 1, chunk = 1 << 20, sync_every = 0, presize = 0, max;
 	uint64_t off = 0, acked = 0, since_sync = 0;
 	unsigned char *buf;
 	int c, fd;
 	bool failed = false, sync_failed = false;
 
-	while ((c = getopt(argc, argv, "s:b:S:")) != -1) {
+	while ((c = getopt(argc, argv, "s:b:S:T:")) != -1) {
 		switch (c) {
 		case 's': seed = t_size(optarg); break;
 		case 'b': chunk = t_size(optarg); break;
 		case 'S': sync_every = t_size(optarg); break;
+		case 'T': presize = t_size(optarg); break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 2 || chunk == 0) {
-		fprintf(stderr, "usage: fillopen [-s SEED] [-b CHUNK] [-S SYNC_EVERY] FILE MAX\n");
+		fprintf(stderr, "usage: fillopen [-s SEED] [-b CHUNK] [-S SYNC_EVERY] [-T SIZE] FILE MAX\n");
 		return 2;
 	}
 	max = t_size(argv[optind + 1]);
@@ -58,6 +61,10 @@ int main(int argc, char **argv)
 	fd = open(argv[optind], O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	if (fd < 0) {
 		printf("ERR open %s at 0\n", t_errname(errno));
+		return 0;
+	}
+	if (presize && ftruncate(fd, (off_t)presize) < 0) {
+		printf("ERR ftruncate %s at 0\n", t_errname(errno));
 		return 0;
 	}
 	while (off < max) {
