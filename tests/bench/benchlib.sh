@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
+# The globals used here ($prog, $work, $fuse_mnt, ...) are the sourcing
+# script's:
+# shellcheck disable=SC2154
 #
 # benchlib.sh -- helpers shared by the benchmark scripts in tests/bench/.
 # Sourced, not run:
@@ -50,18 +53,18 @@
 #   make_json_dir       make_out_dir, then set $json_dir to $out_dir, or
 #                       when there is none to a new $work/json
 #   stop_child PID      when PID is not empty: kill it and reap it
-#   fuse_umount [rmdir] unmount the FUSE mount $fuse_mnt if mounted
+#   fuse_umount         unmount the FUSE mount $fuse_mnt if mounted
 #                       (fusermount3 -u, else umount, else fusermount3
 #                       -uz, else a warning), wait up to 30 s for its
 #                       daemon $fuse_pid to exit (then kill it), warn on
-#                       a non-zero exit status; "rmdir" also removes the
-#                       empty mount point.  Messages name the daemon
+#                       a non-zero exit status.  Messages name the daemon
 #                       $fuse_name (default tierfs).  Clears fuse_mnt,
 #                       fuse_pid and fuse_name.
-#   tmpfs_umount [rmdir]
-#                       unmount the tmpfs $tmpfs_mnt if mounted (umount,
-#                       else umount -l, else a warning); "rmdir" also
-#                       removes the mount point.  Clears tmpfs_mnt.
+#   tmpfs_umount        unmount the tmpfs $tmpfs_mnt if mounted (umount,
+#                       else umount -l, else a warning).  Clears
+#                       tmpfs_mnt.
+#                       With rmdir_mnt=1 both also remove the (empty)
+#                       mount point.
 #   rm_tracked_dirs     rm -rf every directory in the array rm_dirs,
 #                       then empty it
 #   rm_work             rm -rf $work unless something is still mounted
@@ -205,7 +208,7 @@ fuse_umount()
 		wait "$fuse_pid" 2>/dev/null || rc=$?
 		((rc == 0)) || warn "$name (pid $fuse_pid) exited with status $rc"
 	fi
-	[[ ${1:-} == rmdir && -n $fuse_mnt ]] && rmdir "$fuse_mnt" 2>/dev/null
+	((${rmdir_mnt:-0})) && [[ -n $fuse_mnt ]] && rmdir "$fuse_mnt" 2>/dev/null
 	fuse_mnt=
 	fuse_pid=
 	fuse_name=
@@ -217,7 +220,7 @@ tmpfs_umount()
 		umount "$tmpfs_mnt" || umount -l "$tmpfs_mnt" ||
 			warn "could not unmount $tmpfs_mnt"
 	fi
-	[[ ${1:-} == rmdir && -n $tmpfs_mnt ]] && rmdir "$tmpfs_mnt" 2>/dev/null
+	((${rmdir_mnt:-0})) && [[ -n $tmpfs_mnt ]] && rmdir "$tmpfs_mnt" 2>/dev/null
 	tmpfs_mnt=
 }
 
@@ -233,9 +236,11 @@ rm_tracked_dirs()
 rm_work()
 {
 	# rm -rf only if nothing is mounted below $work any more
-	findmnt -rn -o TARGET | grep -q "^$work/" && return 1
-	rm -rf "$work"
-	return 0
+	if ! findmnt -rn -o TARGET | grep -q "^$work/"; then
+		rm -rf "$work"
+		return 0
+	fi
+	return 1
 }
 
 fio_json_sums()

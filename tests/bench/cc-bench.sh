@@ -14,6 +14,8 @@
 set -euo pipefail
 
 prog=${0##*/}
+# shellcheck source-path=SCRIPTDIR source=benchlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 srcdir=$(cd "$(dirname "$0")" && pwd)
 
 ALL_CONFIGS="migrate,migrate-bw0,no-migrate,file-only,tmpfs,plain"
@@ -82,30 +84,6 @@ Options:
   --cc CC                C compiler for ccscratch (default cc)
   -h, --help             this text
 EOF
-}
-
-die()
-{
-	echo "$prog: $*" >&2
-	exit 1
-}
-
-# to_bytes SIZE: "2G", "512M", "4096", "1GiB" -> bytes (binary units).
-to_bytes()
-{
-	local s=$1 n u mult
-	[[ $s =~ ^([0-9]+)([KkMmGgTt]?)(i?[Bb])?$ ]] ||
-		die "cannot parse size '$s'"
-	n=${BASH_REMATCH[1]}
-	u=${BASH_REMATCH[2]^^}
-	case $u in
-	"") mult=1 ;;
-	K) mult=$((1 << 10)) ;;
-	M) mult=$((1 << 20)) ;;
-	G) mult=$((1 << 30)) ;;
-	T) mult=$((1 << 40)) ;;
-	esac
-	echo $((10#$n * mult))
 }
 
 mib() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 1048576 }'; }
@@ -186,8 +164,8 @@ cold_bytes=$((size_bytes - hot_bytes))
 [[ $pause =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "bad --sleep '$pause'"
 [[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "bad --settle '$settle'"
 if awk -v s="$pause" 'BEGIN { exit !(s < 0.4) }'; then
-	echo "$prog: warning: --sleep $pause is under 0.4 s: tierfs may count" \
-		"two passes as one (accesses under 0.3 s apart are one pass)" >&2
+	warn "--sleep $pause is under 0.4 s: tierfs may count" \
+		"two passes as one (accesses under 0.3 s apart are one pass)"
 fi
 case $cold_read in interleaved | after | none) ;; *)
 	die "--cold-read takes interleaved, after or none" ;;
@@ -215,7 +193,7 @@ done
 if ((drop_caches)) && [[ ! -w /proc/sys/vm/drop_caches ]]; then
 	die "--drop-caches needs root"
 fi
-[[ -d $tier_dir && -w $tier_dir ]] || die "'$tier_dir' is not a writable directory"
+need_writable_dir "$tier_dir"
 tier_dir=$(realpath "$tier_dir")
 if ((need_tierfs)); then
 	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it: meson setup build-bench && ninja -C build-bench; then --bin build-bench/fs/tierfs)"
@@ -229,8 +207,7 @@ command -v "$cc" >/dev/null || die "C compiler '$cc' not found (--cc)"
 # ---------------------------------------------------------------------
 # setup and guaranteed teardown
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/cc-bench.XXXXXX")
-chmod 0700 "$work"
+work=$(make_work cc-bench)
 tierfs_mnt=
 tierfs_pid=
 tmpfs_mnt=
@@ -274,10 +251,7 @@ cleanup()
 	local rc=$?
 	trap - EXIT INT TERM
 	set +e
-	if [[ -n $child_pid ]]; then
-		kill "$child_pid" 2>/dev/null
-		wait "$child_pid" 2>/dev/null
-	fi
+	stop_child "$child_pid"
 	unmount_tierfs
 	unmount_tmpfs
 	[[ -n $plain_sub ]] && rm -rf "$plain_sub"
@@ -289,19 +263,11 @@ cleanup()
 		[[ -n $out_dir ]] && cp "$cur_log" "$out_dir/"
 	fi
 	# only unmounted directories are left; refuse to recurse otherwise
-	if ! findmnt -rn -o TARGET | grep -q "^$work/"; then
-		rm -rf "$work"
-	fi
+	rm_work
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-if [[ -n $out_dir ]]; then
-	mkdir -p "$out_dir"
-	out_dir=$(realpath "$out_dir")
-fi
+set_traps
+make_out_dir
 res_dir=${out_dir:-$work}
 passes_tsv=$res_dir/passes.tsv
 summary_tsv=$res_dir/summary.tsv
@@ -429,7 +395,7 @@ run_config()
 
 	read -r -a xargs_ <<<"$extra_args"
 	echo
-	echo "## $cfg (run $rep/$repeat), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "## $cfg (run $rep/$repeat), load $(loadavg)"
 	case $cfg in
 	migrate | migrate-bw0 | no-migrate)
 		targs=(--tier "ram=ram:$ram_bytes" --tier "disk=file:$tier_dir:$ft_bytes")
@@ -565,10 +531,10 @@ run_config()
 		rm -rf "$plain_sub"
 		plain_sub=
 	fi
-	echo "#   load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "#   load after: $(loadavg)"
 }
 
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(host_stamp), load $(loadavg)"
 echo "# file $(mib "$size_bytes") MiB, hot region $(mib "$hot_bytes") MiB at $hot_at, $passes passes, pause ${pause} s, cold reads $cold_read"
 echo "# RAM tier $(mib "$ram_bytes") MiB, file tier $(mib "$ft_bytes") MiB in $tier_dir ($(findmnt -no FSTYPE,SOURCE -T "$tier_dir"))"
 echo "# reads: $read_mode ($([[ $read_mode == direct ]] && echo "O_DIRECT, the page cache is bypassed" || echo "posix_fadvise(DONTNEED) then buffered")), writes: $write_mode$( ((drop_caches)) && echo ", page cache dropped before every timed read")"
@@ -601,7 +567,7 @@ col()
 }
 
 echo
-echo "# hot region $(mib "$hot_bytes") MiB; times in seconds per pass; median of $repeat run(s); load now $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# hot region $(mib "$hot_bytes") MiB; times in seconds per pass; median of $repeat run(s); load now $(loadavg)"
 {
 	printf 'config\tread\twrite MiB/s\tfirst pass\tlast pass\tmedian last 3\tMiB/s (med3)\thot on ram before\tafter (MiB)\tall on ram after pass\tpromotions\tdemotions (in write)'
 	((verify)) && printf '\tverify'

@@ -11,6 +11,8 @@
 set -euo pipefail
 
 prog=${0##*/}
+# shellcheck source-path=SCRIPTDIR source=benchlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
 usage()
 {
@@ -58,30 +60,6 @@ EOF
 }
 
 ALL_TESTS="seqwrite,seqread,randread,randread-par,randwrite"
-
-die()
-{
-	echo "$prog: $*" >&2
-	exit 1
-}
-
-# to_bytes SIZE: "2G", "512M", "4096", "1GiB" -> bytes (binary units).
-to_bytes()
-{
-	local s=$1 n u mult
-	[[ $s =~ ^([0-9]+)([KkMmGgTt]?)(i?[Bb])?$ ]] ||
-		die "cannot parse size '$s'"
-	n=${BASH_REMATCH[1]}
-	u=${BASH_REMATCH[2]^^}
-	case $u in
-	"") mult=1 ;;
-	K) mult=$((1 << 10)) ;;
-	M) mult=$((1 << 20)) ;;
-	G) mult=$((1 << 30)) ;;
-	T) mult=$((1 << 40)) ;;
-	esac
-	echo $((10#$n * mult))
-}
 
 size=2G
 fs_size=
@@ -177,13 +155,10 @@ command -v getfattr >/dev/null && have_getfattr=1
 
 if ((!no_tierfs)); then
 	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it, pass its path, or use --no-tierfs)"
-	command -v fusermount3 >/dev/null || die "fusermount3 not found"
-	[[ -c /dev/fuse ]] || die "/dev/fuse missing"
+	need_fuse
 	bin=$(realpath "$bin")
 fi
-if [[ -n $plain_dir ]]; then
-	[[ -d $plain_dir && -w $plain_dir ]] || die "'$plain_dir' is not a writable directory"
-fi
+[[ -n $plain_dir ]] && need_writable_dir "$plain_dir"
 if [[ -n $tmpfs_dir ]]; then
 	[[ $(stat -f -c %T "$tmpfs_dir") == tmpfs ]] ||
 		die "'$tmpfs_dir' is not on a tmpfs"
@@ -194,8 +169,7 @@ fi
 # ---------------------------------------------------------------------
 # setup and guaranteed teardown
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-bench.XXXXXX")
-chmod 0700 "$work"
+work=$(make_work tierfs-bench)
 tierfs_mnt=
 tierfs_pid=
 tmpfs_mnt=
@@ -208,10 +182,7 @@ cleanup()
 	local rc=$? i
 	trap - EXIT INT TERM
 	set +e
-	if [[ -n $fio_pid ]]; then
-		kill "$fio_pid" 2>/dev/null
-		wait "$fio_pid" 2>/dev/null
-	fi
+	stop_child "$fio_pid"
 	if [[ -n $tierfs_mnt ]]; then
 		if mountpoint -q "$tierfs_mnt"; then
 			fusermount3 -u "$tierfs_mnt" 2>/dev/null ||
@@ -239,23 +210,11 @@ cleanup()
 		cp "$work/tierfs.log" "$out_dir/"
 	fi
 	# only unmounted directories are left; refuse to recurse otherwise
-	if ! findmnt -rn -o TARGET | grep -q "^$work/"; then
-		rm -rf "$work"
-	fi
+	rm_work
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-if [[ -n $out_dir ]]; then
-	mkdir -p "$out_dir"
-	out_dir=$(realpath "$out_dir")
-	json_dir=$out_dir
-else
-	json_dir=$work/json
-	mkdir "$json_dir"
-fi
+set_traps
+make_json_dir
 
 # Targets in column order: label and directory.
 labels=()
@@ -314,20 +273,7 @@ fi
 json_get()
 {
 	if [[ $json_tool == python3 ]]; then
-		python3 - "$1" <<'EOF'
-import json, sys
-text = open(sys.argv[1]).read()
-# fio may print notes before the JSON object; skip to its start
-d = json.loads(text[text.index("{"):])
-bw = iops = 0.0
-err = 0
-for j in d.get("jobs", []):
-    err = err or j.get("error", 0)
-    for k in ("read", "write"):
-        bw += j[k]["bw_bytes"]
-        iops += j[k]["iops"]
-print(f"{bw:.0f} {iops:.1f} {err}")
-EOF
+		fio_json_sums "$1"
 	else
 		sed -n '/^{/,$p' "$1" | jq -r '
 			[.jobs[] | .read.bw_bytes + .write.bw_bytes] | add as $bw |
@@ -478,7 +424,7 @@ run_one()
 results=${out_dir:-$work}/results.tsv
 : >"$results"
 
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, $(fio --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(host_stamp), $(fio --version), load $(loadavg)"
 echo "# file $size ($size_bytes B), fs size $fs_bytes B, runtime ${runtime}s (+${ramp}s ramp), ioengine $ioengine, modes ${modes[*]}, median of $repeat"
 echo "# direct: O_DIRECT (fio --direct=1), no page cache; buffered: page cache, fio drops the file's cache with posix_fadvise(DONTNEED) at the start of each job (invalidate=1)$( ((drop_caches)) && echo "; all caches dropped before every job")"
 for ((i = 0; i < ${#dirs[@]}; i++)); do
@@ -575,7 +521,7 @@ echo
 	done
 } | column -t -s $'\t'
 
-echo "# load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# load at end $(loadavg)"
 if [[ -n $out_dir ]]; then
 	echo
 	echo "# fio JSON, results.tsv and tierfs.log in $out_dir"

@@ -15,6 +15,8 @@
 set -euo pipefail
 
 prog=${0##*/}
+# shellcheck source-path=SCRIPTDIR source=benchlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
 ALL_TARGETS="tmpfs,plain,ram,file,ramfile,ptll,mergerfs"
 # libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
@@ -80,34 +82,6 @@ Options:
 EOF
 }
 
-die()
-{
-	echo "$prog: $*" >&2
-	exit 1
-}
-
-warn()
-{
-	echo "$prog: warning: $*" >&2
-}
-
-# to_bytes SIZE: "1G", "256M", "4096" -> bytes (powers of 1024)
-to_bytes()
-{
-	local s=$1 n mult
-	[[ $s =~ ^([0-9]+)([KkMmGgTt]?)(i?[Bb])?$ ]] ||
-		die "cannot parse size '$s'"
-	n=${BASH_REMATCH[1]}
-	case ${BASH_REMATCH[2]^^} in
-	"") mult=1 ;;
-	K) mult=$((1 << 10)) ;;
-	M) mult=$((1 << 20)) ;;
-	G) mult=$((1 << 30)) ;;
-	T) mult=$((1 << 40)) ;;
-	esac
-	echo $((10#$n * mult))
-}
-
 # human BYTES: 1073741824 -> 1G, 268435456 -> 256M
 human()
 {
@@ -164,14 +138,7 @@ ram_small_bytes=$(to_bytes "$ram_small")
 file_tier_bytes=$(to_bytes "$file_tier_size")
 [[ $runtime =~ ^[1-9][0-9]*$ ]] || die "bad --runtime '$runtime'"
 
-IFS=, read -r -a target_list <<<"$targets"
-((${#target_list[@]})) || die "--targets is empty"
-declare -A seen=()
-for t in "${target_list[@]}"; do
-	[[ ,$ALL_TARGETS, == *,$t,* ]] || die "unknown target '$t' (one of $ALL_TARGETS)"
-	[[ -z ${seen[$t]:-} ]] || die "target '$t' given twice"
-	seen[$t]=1
-done
+parse_targets "$targets" "$ALL_TARGETS"
 
 command -v fio >/dev/null || die "fio not found"
 command -v python3 >/dev/null || die "python3 not found (reads fio's JSON)"
@@ -234,19 +201,12 @@ if ((need_tierfs)); then
 	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it or pass --bin)"
 	bin=$(realpath "$bin")
 fi
-if ((need_fuse)); then
-	command -v fusermount3 >/dev/null || die "fusermount3 not found"
-	[[ -c /dev/fuse ]] || die "/dev/fuse missing"
-fi
+((need_fuse)) && need_fuse
 if [[ -n ${seen[tmpfs]:-}${seen[ptll]:-}${seen[mergerfs]:-} ]] && ((EUID != 0)); then
 	die "mounting a tmpfs (targets tmpfs, ptll, mergerfs) needs root (or leave them out of --targets)"
 fi
-if [[ -n ${seen[plain]:-} ]]; then
-	[[ -d $plain_dir && -w $plain_dir ]] || die "--plain-dir '$plain_dir' is not a writable directory"
-fi
-if [[ -n ${seen[file]:-}${seen[ramfile]:-} ]]; then
-	[[ -d $file_dir && -w $file_dir ]] || die "--file-dir '$file_dir' is not a writable directory"
-fi
+[[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
+[[ -n ${seen[file]:-}${seen[ramfile]:-} ]] && need_writable_dir "$file_dir" --file-dir
 can_drop=0
 if [[ -w /proc/sys/vm/drop_caches ]]; then
 	can_drop=1
@@ -265,8 +225,7 @@ command -v getfattr >/dev/null && have_getfattr=1
 # ---------------------------------------------------------------------
 # setup and guaranteed teardown
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fio-table.XXXXXX")
-chmod 0700 "$work"
+work=$(make_work fio-table)
 fio_pid=
 fuse_mnt=
 fuse_pid=
@@ -274,80 +233,23 @@ fuse_name=
 tmpfs_mnt=
 rm_dirs=()
 
-# fuse_umount: unmount the current FUSE mount (tierfs or a peer) and wait
-# for its daemon
-fuse_umount()
-{
-	local i rc=0
-	if [[ -n $fuse_mnt ]] && mountpoint -q "$fuse_mnt"; then
-		fusermount3 -u "$fuse_mnt" 2>/dev/null ||
-			umount "$fuse_mnt" 2>/dev/null ||
-			fusermount3 -uz "$fuse_mnt" ||
-			warn "could not unmount $fuse_mnt"
-	fi
-	if [[ -n $fuse_pid ]]; then
-		# tierfs frees its tiers (and removes its file tier
-		# directory) before exiting
-		for ((i = 0; i < 300; i++)); do
-			kill -0 "$fuse_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$fuse_pid" 2>/dev/null; then
-			warn "$fuse_name (pid $fuse_pid) did not exit 30 s after unmount; killing it"
-			kill "$fuse_pid" 2>/dev/null || true
-		fi
-		wait "$fuse_pid" 2>/dev/null || rc=$?
-		((rc == 0)) || warn "$fuse_name (pid $fuse_pid) exited with status $rc"
-	fi
-	fuse_mnt=
-	fuse_pid=
-	fuse_name=
-}
-
-tmpfs_umount()
-{
-	if [[ -n $tmpfs_mnt ]] && mountpoint -q "$tmpfs_mnt"; then
-		umount "$tmpfs_mnt" || umount -l "$tmpfs_mnt" ||
-			warn "could not unmount $tmpfs_mnt"
-	fi
-	tmpfs_mnt=
-}
-
+# fuse_umount and tmpfs_umount (benchlib.sh) unmount the current FUSE
+# mount (tierfs or a peer, named $fuse_name) and the current tmpfs
 cleanup()
 {
-	local rc=$? d
+	local rc=$?
 	trap - EXIT INT TERM
 	set +e
-	if [[ -n $fio_pid ]]; then
-		kill "$fio_pid" 2>/dev/null
-		wait "$fio_pid" 2>/dev/null
-	fi
+	stop_child "$fio_pid"
 	# a peer's FUSE mount first, then the tmpfs under it
 	fuse_umount
 	tmpfs_umount
-	for d in "${rm_dirs[@]}"; do
-		[[ -n $d ]] && rm -rf "$d"
-	done
-	# rm -rf only if nothing is mounted below $work any more
-	if ! findmnt -rn -o TARGET | grep -q "^$work/"; then
-		rm -rf "$work"
-	else
-		warn "something is still mounted under $work; left in place"
-	fi
+	rm_tracked_dirs
+	rm_work || warn "something is still mounted under $work; left in place"
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-if [[ -n $out_dir ]]; then
-	mkdir -p "$out_dir"
-	out_dir=$(realpath "$out_dir")
-	json_dir=$out_dir
-else
-	json_dir=$work/json
-	mkdir "$json_dir"
-fi
+set_traps
+make_json_dir
 
 # fuse_start NAME LOG MNT CMD...: run the FUSE daemon CMD (in the
 # foreground, -f, as a background job of this script, so that its pid is
@@ -431,24 +333,6 @@ mib()
 	awk -v b="$1" 'BEGIN { printf "%.0f MiB", b / 1048576 }'
 }
 
-# json_value FILE: "bw_bytes iops error" summed over the job's directions
-json_value()
-{
-	python3 - "$1" <<'EOF'
-import json, sys
-text = open(sys.argv[1]).read()
-d = json.loads(text[text.index("{"):])   # skip notes before the JSON
-bw = iops = 0.0
-err = 0
-for j in d.get("jobs", []):
-    err = err or j.get("error", 0)
-    for k in ("read", "write"):
-        bw += j[k]["bw_bytes"]
-        iops += j[k]["iops"]
-print(f"{bw:.0f} {iops:.1f} {err}")
-EOF
-}
-
 test_label()
 {
 	case $1 in
@@ -515,7 +399,7 @@ run_test()
 	fio_pid=$!
 	wait "$fio_pid" || rc=$?
 	fio_pid=
-	if ((rc)) || ! out=$(json_value "$json" 2>>"$json.log"); then
+	if ((rc)) || ! out=$(fio_json_sums "$json" 2>>"$json.log"); then
 		echo "$prog: fio $test on $key failed (exit $rc):" >&2
 		sed 's/^/  /' "$json.log" >&2
 		val[$key,$test]=fail
@@ -626,10 +510,9 @@ if [[ -n ${seen[ptll]:-} ]]; then
 fi
 
 # numbers from a busy machine compare nothing: say so up front
-awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
-	warn "load average $(cut -d' ' -f1-3 /proc/loadavg): the machine is not idle, numbers will be noisy"
+warn_if_busy
 t_start=$(date +%s)
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, $(fio --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(host_stamp), $(fio --version), load $(loadavg)"
 echo "# file $(human "$size_bytes"), runtime ${runtime}s, ioengine psync iodepth 1, caches dropped before cold jobs: $( ((can_drop)) && echo yes || echo no)"
 ((need_tierfs)) && echo "# tierfs: $bin"
 [[ -n ${seen[ptll]:-} ]] &&
@@ -754,7 +637,7 @@ if ((have_mem)); then
 fi
 
 echo
-echo "# $((t_end - t_start)) s, load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $((t_end - t_start)) s, load at end $(loadavg)"
 
 if [[ -n $out_dir ]]; then
 	{

@@ -14,6 +14,8 @@
 set -euo pipefail
 
 prog=${0##*/}
+# shellcheck source-path=SCRIPTDIR source=benchlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$script_dir/../.." && pwd)
 
@@ -68,34 +70,6 @@ Options:
 EOF
 }
 
-die()
-{
-	echo "$prog: $*" >&2
-	exit 1
-}
-
-warn()
-{
-	echo "$prog: warning: $*" >&2
-}
-
-# to_bytes SIZE: "2G", "256M", "4096" -> bytes (powers of 1024)
-to_bytes()
-{
-	local s=$1 n mult
-	[[ $s =~ ^([0-9]+)([KkMmGgTt]?)(i?[Bb])?$ ]] ||
-		die "cannot parse size '$s'"
-	n=${BASH_REMATCH[1]}
-	case ${BASH_REMATCH[2]^^} in
-	"") mult=1 ;;
-	K) mult=$((1 << 10)) ;;
-	M) mult=$((1 << 20)) ;;
-	G) mult=$((1 << 30)) ;;
-	T) mult=$((1 << 40)) ;;
-	esac
-	echo $((10#$n * mult))
-}
-
 runs=3
 input=${PSI4_INPUT:-}
 ref=
@@ -140,14 +114,9 @@ ram_big_bytes=$(to_bytes "$ram_big")
 ram_small_bytes=$(to_bytes "$ram_small")
 file_tier_bytes=$(to_bytes "$file_tier_size")
 
-IFS=, read -r -a target_list <<<"$targets"
-((${#target_list[@]})) || die "--targets is empty"
-declare -A seen=()
+parse_targets "$targets" "$ALL_TARGETS"
 need_tierfs=$counts
 for t in "${target_list[@]}"; do
-	[[ ,$ALL_TARGETS, == *,$t,* ]] || die "unknown target '$t' (one of $ALL_TARGETS)"
-	[[ -z ${seen[$t]:-} ]] || die "target '$t' given twice"
-	seen[$t]=1
 	case $t in ram | ramfile) need_tierfs=1 ;; esac
 done
 
@@ -174,104 +143,41 @@ fi
 if ((need_tierfs)); then
 	[[ -x $bin ]] || die "tierfs binary '$bin' not found (build it or pass --bin)"
 	bin=$(realpath "$bin")
-	command -v fusermount3 >/dev/null || die "fusermount3 not found"
-	[[ -c /dev/fuse ]] || die "/dev/fuse missing"
+	need_fuse
 fi
 if [[ -n ${seen[tmpfs]:-} ]] && ((EUID != 0)); then
 	die "mounting a tmpfs needs root (or leave tmpfs out of --targets)"
 fi
-if [[ -n ${seen[plain]:-} ]]; then
-	[[ -d $plain_dir && -w $plain_dir ]] || die "--plain-dir '$plain_dir' is not a writable directory"
-fi
-if [[ -n ${seen[ramfile]:-} ]]; then
-	[[ -d $file_dir && -w $file_dir ]] || die "--file-dir '$file_dir' is not a writable directory"
-fi
+[[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
+[[ -n ${seen[ramfile]:-} ]] && need_writable_dir "$file_dir" --file-dir
 
 # ---------------------------------------------------------------------
 # setup and guaranteed teardown
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/psi4-bench.XXXXXX")
-chmod 0700 "$work"
+work=$(make_work psi4-bench)
 psi4_pid=
 fuse_mnt=
 fuse_pid=
 tmpfs_mnt=
 rm_dirs=()
-
-# fuse_umount: unmount the current tierfs and wait for its daemon
-fuse_umount()
-{
-	local i rc=0
-	if [[ -n $fuse_mnt ]] && mountpoint -q "$fuse_mnt"; then
-		fusermount3 -u "$fuse_mnt" 2>/dev/null ||
-			umount "$fuse_mnt" 2>/dev/null ||
-			fusermount3 -uz "$fuse_mnt" ||
-			warn "could not unmount $fuse_mnt"
-	fi
-	if [[ -n $fuse_pid ]]; then
-		for ((i = 0; i < 300; i++)); do
-			kill -0 "$fuse_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$fuse_pid" 2>/dev/null; then
-			warn "tierfs (pid $fuse_pid) did not exit 30 s after unmount; killing it"
-			kill "$fuse_pid" 2>/dev/null || true
-		fi
-		wait "$fuse_pid" 2>/dev/null || rc=$?
-		((rc == 0)) || warn "tierfs (pid $fuse_pid) exited with status $rc"
-	fi
-	[[ -n $fuse_mnt ]] && rmdir "$fuse_mnt" 2>/dev/null
-	fuse_mnt=
-	fuse_pid=
-}
-
-tmpfs_umount()
-{
-	if [[ -n $tmpfs_mnt ]] && mountpoint -q "$tmpfs_mnt"; then
-		umount "$tmpfs_mnt" || umount -l "$tmpfs_mnt" ||
-			warn "could not unmount $tmpfs_mnt"
-	fi
-	[[ -n $tmpfs_mnt ]] && rmdir "$tmpfs_mnt" 2>/dev/null
-	tmpfs_mnt=
-}
-
-rm_tracked_dirs()
-{
-	local d
-	for d in "${rm_dirs[@]}"; do
-		[[ -n $d ]] && rm -rf "$d"
-	done
-	rm_dirs=()
-}
+# fuse_umount and tmpfs_umount (benchlib.sh) unmount the current tierfs
+# and tmpfs, and remove their mount points
+rmdir_mnt=1
 
 cleanup()
 {
 	local rc=$?
 	trap - EXIT INT TERM
 	set +e
-	if [[ -n $psi4_pid ]]; then
-		kill "$psi4_pid" 2>/dev/null
-		wait "$psi4_pid" 2>/dev/null
-	fi
+	stop_child "$psi4_pid"
 	fuse_umount
 	tmpfs_umount
 	rm_tracked_dirs
-	# rm -rf only if nothing is mounted below $work any more
-	if ! findmnt -rn -o TARGET | grep -q "^$work/"; then
-		rm -rf "$work"
-	else
-		warn "something is still mounted under $work; left in place"
-	fi
+	rm_work || warn "something is still mounted under $work; left in place"
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-if [[ -n $out_dir ]]; then
-	mkdir -p "$out_dir"
-	out_dir=$(realpath "$out_dir")
-fi
+set_traps
+make_out_dir
 
 # tierfs_mount NAME DEBUG ARGS...: mount tierfs with ARGS on a new
 # directory; DEBUG=1 adds -d (libfuse logs every request to stderr)
@@ -430,10 +336,9 @@ median()
 
 declare -A times=() hwms=() med=()
 # numbers from a busy machine compare nothing: say so up front
-awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
-	warn "load average $(cut -d' ' -f1-3 /proc/loadavg): the machine is not idle, numbers will be noisy"
+warn_if_busy
 t_start=$(date +%s)
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -sr), $(nproc) CPUs, psi4 $(cd "$work" && psi4 --version 2>/dev/null | tail -n 1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(host_stamp), psi4 $(cd "$work" && psi4 --version 2>/dev/null | tail -n 1), load $(loadavg)"
 echo "# psi4 -n $threads -i $input, $runs run(s) per target, interleaved; reference energy ${ref:-"(first run)"}"
 ((need_tierfs)) && echo "# tierfs: $bin"
 
@@ -471,7 +376,7 @@ table=$work/table.md
 echo
 cat "$table"
 echo
-echo "# all $((runs * ${#target_list[@]})) runs: energy $ref; $(($(date +%s) - t_start)) s, load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# all $((runs * ${#target_list[@]})) runs: energy $ref; $(($(date +%s) - t_start)) s, load at end $(loadavg)"
 
 # ---------------------------------------------------------------------
 # one untimed run with libfuse's request log

@@ -12,6 +12,8 @@
 set -euo pipefail
 
 prog=${0##*/}
+# shellcheck source-path=SCRIPTDIR source=benchlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 srcdir=$(cd "$(dirname "$0")" && pwd)
 
 usage()
@@ -47,29 +49,6 @@ Options:
   -h, --help             this text
 Other fio-bench.sh options can follow "--".
 EOF
-}
-
-die()
-{
-	echo "$prog: $*" >&2
-	exit 1
-}
-
-to_bytes()
-{
-	local s=$1 n u mult
-	[[ $s =~ ^([0-9]+)([KkMmGgTt]?)(i?[Bb])?$ ]] ||
-		die "cannot parse size '$s'"
-	n=${BASH_REMATCH[1]}
-	u=${BASH_REMATCH[2]^^}
-	case $u in
-	"") mult=1 ;;
-	K) mult=$((1 << 10)) ;;
-	M) mult=$((1 << 20)) ;;
-	G) mult=$((1 << 30)) ;;
-	T) mult=$((1 << 40)) ;;
-	esac
-	echo $((10#$n * mult))
 }
 
 parts=file,span
@@ -114,7 +93,7 @@ while (($#)); do
 	shift
 done
 
-[[ -d $dir && -w $dir ]] || die "'$dir' is not a writable directory"
+need_writable_dir "$dir"
 dir=$(realpath "$dir")
 [[ -x $bin ]] || die "tierfs binary '$bin' not found (meson setup build-bench && ninja -C build-bench; then --bin build-bench/fs/tierfs)"
 bin=$(realpath "$bin")
