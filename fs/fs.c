@@ -13,6 +13,7 @@
 
 #include "tierfs.h"
 #include "heat.h"
+#include "kernel.h"
 #include "migrate.h"
 #include "tier.h"
 #include "macro.h"
@@ -143,6 +144,7 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 	if (!fs)
 		return NULL;
 	migrator_stop(fs); /* normally done already by the destroy op */
+	kernel_stop(fs);
 	/* unmount: free everything left, then the tiers (which removes
 	 * their backing data) */
 	while (fs->inodes.i_next != &fs->inodes) {

@@ -239,6 +239,7 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 	uint64_t add = 0;
 	pthread_t t;
 
+	kernel_stop(fs); /* a second INIT (tests) waits for the first */
 	if (!fs->opt.no_kernel_features && fs->kern_init_pending) {
 		add = fs->kern_offered &
 		      (KFUSE_HANDLE_KILLPRIV_V2 | KFUSE_DIRECT_IO_ALLOW_MMAP);
@@ -255,8 +256,19 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 		  (unsigned long long)fs->kern_offered,
 		  (unsigned long long)add, fs->writeback ? "on" : "off");
 
-	if (pthread_create(&t, NULL, bdi_setup, fs) == 0)
-		(void)pthread_detach(t);
+	if (pthread_create(&t, NULL, bdi_setup, fs) == 0) {
+		fs->bdi_thread = t;
+		fs->bdi_thread_live = true;
+	}
+}
+
+void kernel_stop(struct tierfs *fs)
+{
+	if (!fs || !fs->bdi_thread_live)
+		return;
+	/* short-lived; after unmount its stat() of the mount point fails */
+	(void)pthread_join(fs->bdi_thread, NULL);
+	fs->bdi_thread_live = false;
 }
 
 bool kernel_space_low(struct tierfs *fs, uint64_t avail)

@@ -53,6 +53,11 @@ int kernel_attach(struct fuse_session *se, struct tierfs *fs);
  */
 void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn);
 
+/* Wait for the thread kernel_init() started; from the destroy handler
+ * and tierfs_free(), so that nothing reads @fs after it is freed.
+ * Accepts NULL and a mount whose init never ran. */
+void kernel_stop(struct tierfs *fs);
+
 /* Did the request being handled on this thread ask us to clear suid/sgid
  * (FUSE_WRITE_KILL_SUIDGID on a write, FATTR_KILL_SUIDGID on a setattr)? */
 bool kernel_req_kill_suidgid(void);

@@ -35,8 +35,21 @@ static void usage(FILE *f)
 		"  --tier NAME=KIND:PATH:SIZE   a pmem or file tier under PATH\n"
 		"                               (repeat; order given = speed order)\n"
 		"  --extent-size SIZE           extent size, a power of two (default 1M)\n"
+		"  --high-watermark PCT         demote from a tier above PCT%% full (default %d)\n"
+		"  --low-watermark PCT          ... down to PCT%% (default %d)\n"
+		"  --migrate-bw SIZE            migration bytes per second (default 512M;\n"
+		"                               0 = unlimited)\n"
+		"  --heat-half-life SEC         how fast heat decays (default %d)\n"
+		"  --promote-passes N           passes that make an extent hot (default %d)\n"
+		"  --no-migrate                 no background migration\n"
+		"  --dirty-max SIZE             dirty page cache the kernel may hold, and\n"
+		"                               the free-space reserve (default 256M,\n"
+		"                               at most 1/8 of the tiers)\n"
+		"  --no-writeback-cache         send every write(2) to the daemon at once\n"
+		"  --no-kernel-features         ask only for what libfuse asks for\n"
 		"  -o OPT[,OPT...]              FUSE mount options (allow_other, ...);\n"
-		"                               also extent_size=SIZE and tier=SPEC\n"
+		"                               every option above also as -o name=value\n"
+		"                               (extent_size=1M, no_migrate, tier=SPEC)\n"
 		"  -f                           stay in the foreground\n"
 		"  -d                           debug output (implies -f)\n"
 		"  -s                           single-threaded\n"
@@ -44,7 +57,11 @@ static void usage(FILE *f)
 		"  -V, --version                version\n"
 		"\n"
 		"SIZE takes K, M, G, T suffixes (powers of 1024).  With no tier given,\n"
-		"one RAM tier of a quarter of physical memory serves.\n");
+		"a RAM tier of a quarter of physical memory serves, over a file tier\n"
+		"in %s/tierfs-$UID of half the free space there.\n",
+		DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK,
+		DEFAULT_HEAT_HALF_LIFE, DEFAULT_PROMOTE_PASSES,
+		DEFAULT_FILE_TIER_PARENT);
 }
 
 /* Build libfuse's argv: our fixed options plus the user's -o list. */

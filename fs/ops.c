@@ -122,6 +122,7 @@ static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 static void tfs_destroy(void *userdata)
 {
 	migrator_stop(userdata);
+	kernel_stop(userdata);
 }
 
 static void tfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

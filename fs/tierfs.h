@@ -185,6 +185,8 @@ struct tierfs {
 	uint64_t dirty_max;	   /* immutable; the dirty limit asked for */
 	uint64_t dirty_reserve;	   /* relaxed atomic; the limit in force */
 	uint64_t wb_errors;	   /* relaxed atomic; failed writebacks */
+	pthread_t bdi_thread;	   /* kernel_init() to kernel_stop() */
+	bool bdi_thread_live;
 
 	pthread_rwlock_t ns_lock; /* see the lock order above */
 

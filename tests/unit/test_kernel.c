@@ -23,8 +23,8 @@
 #include "tierfs.h"
 
 /*
- * Never freed: kernel_init() starts a detached thread that reads
- * fs->opt.mountpoint (it then leaves the bdi alone, "/" not being FUSE).
+ * kernel_init() starts a thread that reads fs->opt.mountpoint (it then
+ * leaves the bdi alone, "/" not being FUSE); teardown joins it.
  */
 static struct tierfs fs;
 static int pfd[2];
@@ -39,6 +39,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+	kernel_stop(&fs);
 	close(pfd[0]);
 	close(pfd[1]);
 }
