@@ -1135,6 +1135,17 @@ static void tfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 	if (whence != SEEK_DATA && whence != SEEK_HOLE)
 		return tierfs_reply_err(req, -EINVAL);
+	/*
+	 * With the writeback cache the kernel may hold data (and a size)
+	 * that has not reached us, and it does not write it back before
+	 * asking: our answer could call written data a hole, or say ENXIO
+	 * inside the file.  ENOSYS makes the kernel answer SEEK_DATA and
+	 * SEEK_HOLE itself from then on, treating the whole file as data,
+	 * which POSIX allows.  NEEDSWORK: sparse-aware answers for files
+	 * with no cached writer.
+	 */
+	if (req_fs(req)->writeback)
+		return tierfs_reply_err(req, -ENOSYS);
 	if (off < 0)
 		return tierfs_reply_err(req, -ENXIO);
 	r = data_lseek(req_fs(req), ino_get(req, ino), (uint64_t)off, whence,
