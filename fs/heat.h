@@ -44,6 +44,19 @@ static inline uint32_t heat_decay(uint32_t heat, uint32_t age, uint32_t half)
 	return heat - (uint32_t)(((uint64_t)heat * rem) / (2 * (uint64_t)half));
 }
 
+/*
+ * Ticks from @stamp to @now.  A caller's @now may be older than a stamp
+ * another thread has just written (it read the clock before a lock or a
+ * scan): that is age 0, never an unsigned wrap to "ancient".  Ticks wrap
+ * after 2^31 (6.8 years), far beyond any heat.
+ */
+static inline uint32_t heat_age(uint32_t now, uint32_t stamp)
+{
+	int32_t d = (int32_t)(now - stamp);
+
+	return d > 0 ? (uint32_t)d : 0;
+}
+
 /* The heat of @e at tick @now. */
 static inline uint32_t heat_of(const struct extent *e, uint32_t now,
 			       uint32_t half)
@@ -51,7 +64,7 @@ static inline uint32_t heat_of(const struct extent *e, uint32_t now,
 	uint32_t h = __atomic_load_n(&e->heat, __ATOMIC_RELAXED);
 	uint32_t s = __atomic_load_n(&e->stamp, __ATOMIC_RELAXED);
 
-	return heat_decay(h, now - s, half);
+	return heat_decay(h, heat_age(now, s), half);
 }
 
 /*
@@ -63,9 +76,9 @@ static inline void heat_touch(struct extent *e, uint32_t now, uint32_t half)
 	uint32_t s = __atomic_load_n(&e->stamp, __ATOMIC_RELAXED);
 	uint32_t h = __atomic_load_n(&e->heat, __ATOMIC_RELAXED);
 
-	if (h && now - s < HEAT_PASS_GAP)
-		return; /* the same pass */
-	h = heat_decay(h, now - s, half) + HEAT_UNIT;
+	if (h && heat_age(now, s) < HEAT_PASS_GAP)
+		return; /* the same pass (or a stale @now: never backwards) */
+	h = heat_decay(h, heat_age(now, s), half) + HEAT_UNIT;
 	if (h > HEAT_MAX)
 		h = HEAT_MAX;
 	__atomic_store_n(&e->heat, (uint16_t)h, __ATOMIC_RELAXED);

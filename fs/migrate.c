@@ -489,7 +489,7 @@ static void *migrator_main(void *arg)
 	while (!m->stop) {
 		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts); /* see migrator_start() */
 		ts.tv_nsec += MIGRATE_INTERVAL_MS * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
@@ -516,7 +516,16 @@ int migrator_start(struct tierfs *fs)
 		return -ENOMEM;
 	m->fs = fs;
 	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->cond, NULL);
+	/* wake-ups are timed on the monotonic clock: setting the date must
+	 * not stall or hurry the migrator */
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&m->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &m->window_start);
 	r = -pthread_create(&m->thread, NULL, migrator_main, m);
 	if (r < 0) {
