@@ -556,6 +556,24 @@ static int punch(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	return 0;
 }
 
+/* Zero [@off, @end) in place, keeping every extent's slot (they are all
+ * there: the caller allocated them).  Called with i_dlock exclusive. */
+static int zero_range(struct tierfs *fs, struct tfs_inode *inode,
+		      uint64_t off, uint64_t end)
+{
+	while (off < end) {
+		uint64_t eoff = off & ext_mask(fs);
+		uint64_t n = MIN(end - off, fs->extent_size - eoff);
+		int r = zero_in_extent(fs, inode, off >> fs->extent_shift,
+				       eoff, n);
+
+		if (r < 0)
+			return r;
+		off += n;
+	}
+	return 0;
+}
+
 int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		   uint64_t off, uint64_t len)
 {
@@ -578,14 +596,21 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 
 	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
-	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
 		r = punch(fs, inode, off, end);
-		if (r == 0 && inode->i_nlost)
-			lost_clear(inode, off, end); /* zeros now, as asked */
-	}
-	if (r == 0 && !(mode & FALLOC_FL_PUNCH_HOLE))
+	} else {
+		/*
+		 * The space first, all of it or none (alloc_range() rolls
+		 * back): a zero-range that fails for room changes nothing.
+		 */
 		r = alloc_range(fs, inode, off >> fs->extent_shift,
 				(end - 1) >> fs->extent_shift, &pol);
+		if (r == 0 && (mode & FALLOC_FL_ZERO_RANGE))
+			r = zero_range(fs, inode, off, end);
+	}
+	if (r == 0 && inode->i_nlost &&
+	    (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)))
+		lost_clear(inode, off, end); /* zeros now, as asked */
 	if (r == 0) {
 		pthread_mutex_lock(&inode->i_lock);
 		if (!(mode & FALLOC_FL_KEEP_SIZE) && end > inode->i_size)
@@ -633,7 +658,7 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	       int whence, uint64_t *ret_off)
 {
-	uint64_t idx, size;
+	uint64_t idx, size, res = 0;
 	int r = 0;
 
 	pthread_rwlock_rdlock(&inode->i_dlock);
@@ -648,8 +673,8 @@ int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 			r = -ENXIO;
 			goto out;
 		}
-		*ret_off = MAX(off, idx << fs->extent_shift);
-		if (*ret_off >= size)
+		res = MAX(off, idx << fs->extent_shift);
+		if (res >= size)
 			r = -ENXIO;
 	} else {
 		/* next hole: the first index with no extent */
@@ -657,10 +682,12 @@ int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 		while (idx << fs->extent_shift < size &&
 		       extent_map_lookup(&inode->i_map, idx))
 			idx++;
-		*ret_off = MIN(size, MAX(off, idx << fs->extent_shift));
+		res = MIN(size, MAX(off, idx << fs->extent_shift));
 	}
 out:
 	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r == 0)
+		*ret_off = res; /* never written on failure */
 	return r;
 }
 

@@ -7,7 +7,8 @@
 # reserves space (st_blocks, statfs, and later writes into the range cannot
 # fail with ENOSPC); KEEP_SIZE leaves the size; PUNCH_HOLE|KEEP_SIZE zeroes
 # exactly the range (whole extents, partial extents, past EOF), keeps the
-# size and frees space; a request larger than the tier fails with ENOSPC.
+# size and frees space; a request larger than the tier fails with ENOSPC;
+# a ZERO_RANGE that cannot get its space changes nothing (issue 10).
 # Uses the util-linux fallocate(1) CLI and the sc helper.
 . "$(dirname "$0")/lib.sh"
 t_need_progs
@@ -107,6 +108,17 @@ t_like "$("$P" w other 4M 1M)" "ERR write ENOSPC *" "writing past the free space
 t_check "$P" -s 5 -f w res 0 60M >/dev/null
 t_check "$P" -s 5 v res 0 60M >/dev/null
 t_check "$P" v other 0 4M >/dev/null
+# a zero-range that cannot get its space fails and changes nothing: the
+# tier is full, and [3M, 5M) of other needs one more extent
+t_errno ENOSPC "$SC" fallocate other zero 3M 2M
+t_check "$P" -d v other 0 4M >/dev/null # the daemon's copy, not the cache
+t_eq "$(t_stat size other)" $((4 * M)) "size after a failed zero-range"
+# one that needs no new space zeroes in place, and keeps the space
+t_ok "$SC" fallocate other zerokeep $((M + 5)) $((2 * M))
+t_check "$P" v other 0 $((M + 5)) >/dev/null
+t_check "$P" z other $((M + 5)) $((2 * M)) >/dev/null
+t_check "$P" v other $((3 * M + 5)) $((M - 5)) >/dev/null
+expect_free 0 "after an in-place zero-range on a full tier"
 
 cd /
 t_pass
