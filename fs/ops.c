@@ -125,6 +125,18 @@ static void tfs_destroy(void *userdata)
 	kernel_stop(userdata);
 }
 
+/*
+ * Reply with an entry whose lookup we counted.  If the kernel no longer
+ * wants it (the request was interrupted: the reply fails with ENOENT), it
+ * will never send the forget for it, so we drop the count ourselves.
+ */
+static void reply_entry_counted(fuse_req_t req, struct fuse_entry_param *e)
+{
+	if (fuse_reply_entry(req, e) == -ENOENT && e->ino &&
+	    e->ino != FUSE_ROOT_ID) /* the root is never forgotten */
+		inode_forget(req_fs(req), ino_get(req, e->ino), 1);
+}
+
 static void tfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct tierfs *fs = req_fs(req);
@@ -150,7 +162,7 @@ static void tfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	inode_lookup_ref(fs, de->d_inode);
 	fill_entry(fs, de->d_inode, &e);
 	pthread_rwlock_unlock(&fs->ns_lock);
-	fuse_reply_entry(req, &e);
+	reply_entry_counted(req, &e);
 }
 
 static void tfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -415,7 +427,7 @@ static void reply_new_entry(fuse_req_t req, int r, struct fuse_entry_param *e)
 {
 	if (r < 0)
 		return tierfs_reply_err(req, r);
-	fuse_reply_entry(req, e);
+	reply_entry_counted(req, e);
 }
 
 static void tfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
