@@ -3,7 +3,6 @@
  * tier.c -- tier registry, slot allocator and the thin data wrappers
  * around struct tier_ops.  See tier.h for the contracts.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 
 #include "config.h"
 #include "tier.h"
+#include "never.h"
 #include "macro.h"
 #include "banned.h"
 
@@ -224,7 +224,8 @@ static int free_stack_push(struct tier *t, uint32_t slot)
 		if (!t->free_stack)
 			return -ENOMEM;
 	}
-	assert(t->nfree_stack < t->nslots);
+	if (NEVER(t->nfree_stack >= t->nslots))
+		return -EIO; /* the caller leaks the slot: never hands it out twice */
 	t->free_stack[t->nfree_stack++] = slot;
 	return 0;
 }
@@ -233,7 +234,8 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 {
 	int r;
 
-	assert(slot < t->nslots);
+	if (NEVER(slot >= t->nslots))
+		return;
 	r = t->ops->discard(t, slot);
 	if (r < 0)
 		r = tier_zero(t, slot, 0, t->extent_size);
@@ -242,8 +244,8 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 			t->csum[(size_t)slot * t->csum_per_slot + b] =
 				t->csum_zero;
 	pthread_mutex_lock(&t->alloc_lock);
-	assert(t->nused > 0);
-	__atomic_sub_fetch(&t->nused, 1, __ATOMIC_RELAXED);
+	if (!NEVER(t->nused == 0))
+		__atomic_sub_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	if (r < 0 || free_stack_push(t, slot) < 0) {
 		/* leaked: never hand out a slot that may hold old data, and
 		 * never count it as free space either */
@@ -374,8 +376,8 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 {
 	ssize_t r;
 
-	assert(slot < t->nslots);
-	assert(off + len <= t->extent_size);
+	if (NEVER(slot >= t->nslots || off + len > t->extent_size))
+		return -EIO;
 	if (t->csum) {
 		/* read whole blocks, verify them, hand out the range asked */
 		size_t bs = (size_t)1 << t->csum_shift;
@@ -449,8 +451,8 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 	unsigned nb = 0;
 	ssize_t r;
 
-	assert(slot < t->nslots);
-	assert(off + len <= t->extent_size);
+	if (NEVER(slot >= t->nslots || off + len > t->extent_size))
+		return -EIO;
 	if (t->csum && len > 0) {
 		size_t bs = (size_t)1 << t->csum_shift;
 
@@ -519,8 +521,8 @@ const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 {
 	void *p;
 
-	assert(slot < t->nslots);
-	assert(off + len <= t->extent_size);
+	if (NEVER(slot >= t->nslots || off + len > t->extent_size))
+		return NULL;
 	if (!t->ops->direct || t->csum ||
 	    __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED))
 		return NULL;
