@@ -625,6 +625,45 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 	return r;
 }
 
+/*
+ * If [@off, @off+@len) of @inode lies in one hole inside the file, set
+ * *ret_len to how much of it (up to EOF) and return true.
+ */
+static bool hole_at(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
+		    size_t len, size_t *ret_len)
+{
+	bool hole = false;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	if (off < inode->i_size &&
+	    !extent_map_lookup(&inode->i_map, off >> fs->extent_shift) &&
+	    !(inode->i_nlost && lost_overlaps(inode, off, len))) {
+		hole = true;
+		*ret_len = (size_t)MIN((uint64_t)len, inode->i_size - off);
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return hole;
+}
+
+/* Make [@off, @off+@len) of @inode read as zeros without taking space:
+ * punch it, and grow the file to its end if it is shorter. */
+static int zero_hole(struct tierfs *fs, struct tfs_inode *inode,
+		     uint64_t off, size_t len)
+{
+	uint64_t size;
+	int r;
+
+	r = data_fallocate(fs, inode,
+			   FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+			   len);
+	if (r < 0)
+		return r;
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	size = inode->i_size;
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return off + len > size ? data_truncate(fs, inode, off + len) : 0;
+}
+
 ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 		  struct tfs_inode *out, uint64_t off_out, size_t len)
 {
@@ -638,9 +677,21 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 	/* one lock at a time, so two copies in opposite directions cannot
 	 * deadlock */
 	while (done < len) {
-		size_t n = MIN(chunk, len - done);
+		uint64_t pos = off_in + done;
+		/* one source extent at a time, so a hole is seen whole */
+		size_t n = (size_t)MIN((uint64_t)(len - done),
+				       fs->extent_size - (pos & ext_mask(fs)));
+		size_t h;
 
-		r = data_read(fs, in, buf, n, off_in + done);
+		if (hole_at(fs, in, pos, n, &h)) {
+			/* a hole copies as a hole: no space for zeros */
+			r = zero_hole(fs, out, off_out + done, h);
+			if (r < 0)
+				break;
+			done += h;
+			continue;
+		}
+		r = data_read(fs, in, buf, n, pos);
 		if (r <= 0)
 			break;
 		n = (size_t)r;

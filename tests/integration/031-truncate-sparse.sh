@@ -128,6 +128,36 @@ PY
 	t_eq "$out" OK "SEEK_DATA/SEEK_HOLE over data not yet written back"
 fi
 
+# --- copy_file_range of a sparse region copies its holes as holes ---
+if command -v python3 >/dev/null; then
+	t_check "$P" -s 21 w cs 0 4096 >/dev/null
+	t_check "$P" -s 22 w cs $((100 * M)) 4096 >/dev/null
+	t_check "$P" -s 23 w cd 0 $((8 * M)) >/dev/null # data the holes replace
+	out=$(python3 - "$MNT/cs" "$MNT/cd" <<'PY'
+import os, sys
+src = os.open(sys.argv[1], os.O_RDONLY)
+dst = os.open(sys.argv[2], os.O_WRONLY)
+n = os.fstat(src).st_size
+done = 0
+while done < n:
+    k = os.copy_file_range(src, dst, n - done, done, done)
+    if k <= 0:
+        break
+    done += k
+print(done)
+PY
+)
+	t_eq "$out" $((100 * M + 4096)) "bytes copied"
+	t_check cmp "$MNT/cs" "$MNT/cd"
+	sync; echo 3 >/proc/sys/vm/drop_caches
+	t_check cmp "$MNT/cs" "$MNT/cd"
+	t_check "$P" -d z cd 4096 $((8 * M)) >/dev/null
+	b=$(($(t_stat blocks cd) * 512))
+	[ "$b" -le $((2 * M)) ] ||
+		t_fail "copy of a 100M sparse file holds $b bytes, expected at most two extents"
+	rm -f cs cd
+fi
+
 # --- random operations against a tmpfs reference, 1M extents ---
 t_check "$PROGS/fsx" -n 1500 -s 11 -m 6M -l 1500K "$MNT/fsx" "$T/ref/fsx"
 cd /
