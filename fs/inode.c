@@ -184,6 +184,16 @@ void inode_link_inc(struct tierfs *fs, struct tfs_inode *inode)
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
+bool inode_is_orphan(struct tierfs *fs, struct tfs_inode *inode)
+{
+	bool r;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	r = inode->i_nlink == 0 && inode->i_nlookup == 0;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return r;
+}
+
 void inode_link_drop(struct tierfs *fs, struct tfs_inode *inode, uint32_t n)
 {
 	bool dead;

@@ -58,6 +58,8 @@ struct cand_vec {
 	size_t n, cap;
 };
 
+struct scan;
+
 struct migrator {
 	struct tierfs *fs; /* immutable */
 	pthread_t thread;  /* immutable after start */
@@ -72,6 +74,7 @@ struct migrator {
 	/* rate limiter; only the migrator thread touches these */
 	struct timespec window_start;
 	uint64_t window_bytes;
+	struct scan *scan; /* the pass under way; migrator thread only */
 };
 
 static int vec_push(struct cand_vec *cv, const struct cand *c)
@@ -158,11 +161,26 @@ static void throttle(struct migrator *m, uint64_t bytes)
 }
 
 /* Move one candidate; updates counters.  Returns 0 or -errno. */
+static void scan_drop_inode(struct migrator *m, struct tfs_inode *inode);
+
 static int move(struct migrator *m, const struct cand *c, unsigned dst)
 {
 	struct tierfs *fs = m->fs;
-	int r = data_migrate_extent(fs, c->inode, c->idx, c->tier, c->slot,
-				    dst);
+	int r;
+
+	if (!c->inode)
+		return -ENOENT; /* dropped: see below */
+	/*
+	 * A file removed while the pass runs (no name, no kernel
+	 * reference: only our pin holds it) is not moved, and is let go at
+	 * once, so its space is free now rather than when the pass, which
+	 * the bandwidth limit stretches, ends.
+	 */
+	if (m->scan && inode_is_orphan(fs, c->inode)) {
+		scan_drop_inode(m, c->inode);
+		return -ENOENT;
+	}
+	r = data_migrate_extent(fs, c->inode, c->idx, c->tier, c->slot, dst);
 
 	pthread_mutex_lock(&m->lock);
 	if (r == 0)
@@ -214,10 +232,37 @@ struct scan {
 	struct cand_vec misplaced;	     /* away from home or allowed */
 };
 
+static void vec_forget(struct cand_vec *cv, const struct tfs_inode *inode)
+{
+	for (size_t i = 0; i < cv->n; i++)
+		if (cv->v[i].inode == inode)
+			cv->v[i].inode = NULL;
+}
+
+/* Forget every candidate of @inode and drop our pin, which frees it when
+ * nothing else holds it.  Migrator thread, during a pass. */
+static void scan_drop_inode(struct migrator *m, struct tfs_inode *inode)
+{
+	struct scan *s = m->scan;
+
+	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
+		vec_forget(&s->cold[t], inode);
+	vec_forget(&s->hot, inode);
+	vec_forget(&s->misplaced, inode);
+	for (size_t i = 0; i < s->npinned; i++) {
+		if (s->pinned[i] == inode) {
+			s->pinned[i] = NULL;
+			inode_unpin(m->fs, inode);
+			break;
+		}
+	}
+}
+
 static void scan_release(struct tierfs *fs, struct scan *s)
 {
 	for (size_t i = 0; i < s->npinned; i++)
-		inode_unpin(fs, s->pinned[i]);
+		if (s->pinned[i])
+			inode_unpin(fs, s->pinned[i]);
 	free(s->pinned);
 	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
 		free(s->cold[t].v);
@@ -466,6 +511,7 @@ static void pass(struct migrator *m)
 	}
 	if (scan_pin(fs, &s) < 0)
 		goto out;
+	m->scan = &s;
 	if (scan_collect(fs, &s, need_cold) < 0) {
 		log_warn("migrator: out of memory; skipping this pass");
 		goto out;
@@ -475,6 +521,7 @@ static void pass(struct migrator *m)
 	fixup_pass(m, &s);
 	promote_pass(m, &s);
 out:
+	m->scan = NULL;
 	scan_release(fs, &s);
 	pthread_mutex_lock(&m->lock);
 	m->stats.passes++;

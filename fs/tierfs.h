@@ -229,6 +229,9 @@ void inode_parent_move(struct tfs_inode *inode, struct tfs_inode *from,
 		       struct tfs_inode *to);
 /* The directory whose policy @inode follows (NULL: the root's). */
 struct tfs_inode *inode_parent(const struct tfs_inode *inode);
+/* No name and no kernel reference: only internal pins hold @inode (a
+ * removed file that no one has open).  Takes itab_lock. */
+bool inode_is_orphan(struct tierfs *fs, struct tfs_inode *inode);
 /* Internal pins: keep @inode alive while the migrator works on it. */
 void inode_pin(struct tierfs *fs, struct tfs_inode *inode);
 void inode_unpin(struct tierfs *fs, struct tfs_inode *inode);
