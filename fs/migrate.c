@@ -370,6 +370,19 @@ static void demote_pass(struct migrator *m, struct scan *s)
 	}
 }
 
+/*
+ * Where the victim @v of an exchange goes: the promoted extent's tier
+ * @freed if @v's own policy allows it and it is not being drained (and
+ * has room), else the first slower tier that qualifies; -1 if none.
+ */
+static int victim_dst(struct tierfs *fs, const struct cand *v,
+		      unsigned freed)
+{
+	if (freed > v->tier && usable(fs, v, freed))
+		return (int)freed;
+	return slower_with_room(fs, v);
+}
+
 /* The coldest remaining extent of tier @t with heat < @below, or NULL. */
 static struct cand *victim(struct scan *s, unsigned t, uint32_t below,
 			   size_t *cursor)
@@ -404,6 +417,7 @@ static void promote_pass(struct migrator *m, struct scan *s)
 		for (unsigned u = 0; u < c->tier; u++) {
 			struct tier *tu = fs->tiers[u];
 			struct cand *v;
+			int vd;
 
 			if (!(c->allowed & (1u << u)) ||
 			    (__atomic_load_n(&fs->draining, __ATOMIC_RELAXED) & (1u << u)))
@@ -419,7 +433,11 @@ static void promote_pass(struct migrator *m, struct scan *s)
 			v = victim(s, u, c->heat / 2, &cursor[u]);
 			if (!v)
 				continue;
-			if (move(m, v, c->tier) == 0 || tier_free_slots(tu) > 0) {
+			vd = victim_dst(fs, v, c->tier);
+			if (vd < 0)
+				continue;
+			if (move(m, v, (unsigned)vd) == 0 ||
+			    tier_free_slots(tu) > 0) {
 				v->inode = NULL;
 				if (move(m, c, u) == 0)
 					break;
