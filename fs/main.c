@@ -8,6 +8,7 @@
  * leaves nothing mounted; only then do we mount and detach.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct tierfs *fs = NULL;
 	char err[OPT_ERR_MAX] = "";
+	int saved_stderr = -1;
 	int ret = 1;
 	int r;
 
@@ -186,10 +188,23 @@ int main(int argc, char **argv)
 	if (r < 0)
 		log_warn("cannot hook the FUSE device: %s; using only what libfuse %s negotiates",
 			 strerror(-r), fuse_pkgversion());
+	/*
+	 * Detached, we log to syslog (the journal takes it from there).  A
+	 * node without /dev/log would lose every message, so then we keep
+	 * writing to the stderr we were started with (a terminal, or the
+	 * service manager's log), which daemonizing would close.
+	 */
+	if (!opt.foreground && access("/dev/log", W_OK) != 0)
+		saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (fuse_daemonize(opt.foreground) != 0)
 		goto out_unmount;
-	if (!opt.foreground)
+	if (saved_stderr >= 0) {
+		(void)dup2(saved_stderr, STDERR_FILENO);
+		(void)close(saved_stderr);
+		log_warn("no syslog socket (/dev/log): logging to stderr");
+	} else if (!opt.foreground) {
 		log_setup("tierfs", true, opt.debug);
+	}
 
 	if (opt.single_thread) {
 		r = fuse_session_loop(se);

@@ -98,4 +98,16 @@ echo "default mount: total $total, quarter of memory $quarter"
 t_unmount
 [ -z "$T_DAEMON_PROBLEM" ] || t_fail "$T_DAEMON_PROBLEM"
 
+# detached, with no syslog socket: messages go to the stderr it was
+# started with, not nowhere (issue 10)
+if [ ! -S /dev/log ]; then
+	mkdir -p "$T/det"
+	"$TIERFS_BIN" --tier ram=ram:16M "$T/det" 2>"$T/det.err" ||
+		t_fail "a detached mount failed: $(cat "$T/det.err")"
+	T_EXTRA_MOUNTS+=("$T/det")
+	grep -q "logging to stderr" "$T/det.err" ||
+		t_fail "a detached daemon without /dev/log says nothing on stderr: '$(cat "$T/det.err")'"
+	fusermount3 -u "$T/det" || t_fail "unmount of the detached mount"
+fi
+
 t_pass
