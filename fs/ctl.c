@@ -18,31 +18,75 @@
 #include "tier.h"
 #include "size.h"
 #include "macro.h"
+#include "strbuf.h"
 #include "banned.h"
 
 #define CTL_VALUE_MAX 256 /* longest action value we accept */
 #define MIGRATE_RETRIES 16 /* per extent, when writers keep racing */
 
+/* Hand a finished text over as the (ssize_t, char **) pair of the
+ * ctl_*_text() functions; releases @sb either way. */
+static ssize_t ctl_text_done(struct strbuf *sb, int r, char **ret_text)
+{
+	size_t len;
+	char *text;
+
+	if (r < 0) {
+		strbuf_release(sb);
+		return r;
+	}
+	text = strbuf_detach(sb, &len);
+	if (!text)
+		return -ENOMEM;
+	*ret_text = text;
+	return (ssize_t)len;
+}
+
+/*
+ * Append "KEY=VALUE" of key @k (policy_format()'s text) to @out.
+ * policy_format() writes into a buffer it is given and says -ERANGE when
+ * that is too small, so offer it the free room of @out, twice as much
+ * each time, until the value fits.  A key it cannot format at all shows
+ * as "KEY=?".
+ */
+static int add_policy_value(struct strbuf *out, const struct policy *p,
+			    const struct tier_names *names, enum policy_key k)
+{
+	size_t room = 256;
+
+	for (;;) {
+		int r = strbuf_grow(out, room);
+
+		if (r < 0)
+			return r;
+		r = policy_format(p, names, k, out->buf + out->len,
+				  strbuf_avail(out) + 1);
+		if (r >= 0) {
+			strbuf_setlen(out, out->len + (size_t)r);
+			return 0;
+		}
+		strbuf_setlen(out, out->len); /* drop the partial text */
+		if (r != -ERANGE || room >= ((size_t)1 << 20))
+			return strbuf_addf(out, "%s=?", policy_key_name(k));
+		room *= 2;
+	}
+}
+
 ssize_t ctl_effective_text(struct tierfs *fs, struct tfs_inode *inode,
 			   char **ret_text)
 {
+	struct strbuf out = STRBUF_INIT;
 	struct policy p;
-	size_t cap = 1024, len = 0;
-	char *out = malloc(cap);
+	int r = 0;
 
-	if (!out)
-		return -ENOMEM;
 	policy_get(fs, inode, &p);
 	pthread_rwlock_rdlock(&fs->ns_lock);
-	for (int k = 0; k < _POLICY_KEY_MAX; k++) {
-		char val[512];
-		char *from = NULL;
-		int r = policy_format(&p, &fs->names, k, val, sizeof(val));
+	for (int k = 0; k < _POLICY_KEY_MAX && r == 0; k++) {
+		char *path = NULL;
+		const char *from;
 
-		if (r < 0)
-			snprintf(val, sizeof(val), "%s=?", policy_key_name(k));
 		if (p.src[k] == inode->i_ino && inode->i_type != S_IFDIR) {
-			from = strdup("(this file)");
+			from = "(this file)";
 		} else if (p.src[k]) {
 			/* the source is this inode or one of its ancestors */
 			struct tfs_inode *d = inode->i_type == S_IFDIR
@@ -52,19 +96,21 @@ ssize_t ctl_effective_text(struct tierfs *fs, struct tfs_inode *inode,
 
 			while (d->i_ino != p.src[k] && d != fs->root)
 				d = d->i_dir.d_parent;
-			from = dir_path(fs, d);
+			from = path = dir_path(fs, d);
+			if (!path) {
+				r = -ENOMEM;
+				break;
+			}
 		} else {
-			from = strdup("default");
+			from = "default";
 		}
-		r = snprintf(out + len, cap - len, "%s %s\n", val,
-			     from ? from : "?");
-		free(from);
-		if (r > 0 && (size_t)r < cap - len)
-			len += (size_t)r;
+		r = add_policy_value(&out, &p, &fs->names, k);
+		if (r == 0)
+			r = strbuf_addf(&out, " %s\n", from);
+		free(path);
 	}
 	pthread_rwlock_unlock(&fs->ns_lock);
-	*ret_text = out;
-	return (ssize_t)len;
+	return ctl_text_done(&out, r, ret_text);
 }
 
 /*
@@ -179,8 +225,9 @@ ssize_t ctl_verify_text(struct tierfs *fs, struct tfs_inode *inode,
 			char **ret_text)
 {
 	uint64_t n = 0, checked = 0, errors = 0, idx;
+	struct strbuf out = STRBUF_INIT;
 	const struct extent *e;
-	char *out;
+	int r;
 
 	if (inode->i_type != S_IFREG)
 		return -ENODATA;
@@ -196,12 +243,10 @@ ssize_t ctl_verify_text(struct tierfs *fs, struct tfs_inode *inode,
 			errors++;
 	}
 	pthread_rwlock_unlock(&inode->i_dlock);
-	if (asprintf(&out, "extents=%llu checked=%llu errors=%llu",
-		     (unsigned long long)n, (unsigned long long)checked,
-		     (unsigned long long)errors) < 0)
-		return -ENOMEM;
-	*ret_text = out;
-	return (ssize_t)strlen(out);
+	r = strbuf_addf(&out, "extents=%llu checked=%llu errors=%llu",
+			(unsigned long long)n, (unsigned long long)checked,
+			(unsigned long long)errors);
+	return ctl_text_done(&out, r, ret_text);
 }
 
 /* Copy an untrusted value into a C string; -EINVAL if it cannot be one. */

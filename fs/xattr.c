@@ -9,7 +9,6 @@
  * reaches us.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/limits.h>
@@ -18,6 +17,7 @@
 #include "tierfs.h"
 #include "migrate.h"
 #include "tier.h"
+#include "strbuf.h"
 #include "banned.h"
 
 #include "ctl_proto.h"
@@ -179,32 +179,26 @@ int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 }
 
 /* "ram=8388608 nvme=0": bytes on each tier, every tier in order. */
-static ssize_t layout_string(struct tierfs *fs, struct tfs_inode *inode,
-			     char *out, size_t outlen)
+static int layout_text(struct tierfs *fs, struct tfs_inode *inode,
+		       struct strbuf *out)
 {
 	uint64_t bytes[TIER_MAX_CONF] = { 0 };
-	size_t n = 0;
+	int r = 0;
 
 	if (inode->i_type == S_IFREG) {
 		pthread_rwlock_rdlock(&inode->i_dlock);
 		data_layout(fs, inode, bytes);
 		pthread_rwlock_unlock(&inode->i_dlock);
 	} else if (inode->i_type == S_IFDIR) {
-		int r = ctl_dir_layout(fs, inode, bytes);
-
+		r = ctl_dir_layout(fs, inode, bytes);
 		if (r < 0)
 			return r;
 	}
-	for (unsigned t = 0; t < fs->ntiers; t++) {
-		int k = snprintf(out + n, outlen - n, "%s%s=%llu",
-				 t ? " " : "", fs->tiers[t]->name,
-				 (unsigned long long)bytes[t]);
-
-		if (k < 0 || (size_t)k >= outlen - n)
-			return -ERANGE;
-		n += (size_t)k;
-	}
-	return (ssize_t)n;
+	for (unsigned t = 0; t < fs->ntiers && r == 0; t++)
+		r = strbuf_addf(out, "%s%s=%llu", t ? " " : "",
+				fs->tiers[t]->name,
+				(unsigned long long)bytes[t]);
+	return r;
 }
 
 /* Copy a computed value out under the getxattr size rules. */
@@ -221,19 +215,14 @@ static ssize_t give(const char *val, size_t len, void *buf, size_t size)
  * "START LENGTH TIER\n" for each run of consecutive extents on one tier,
  * in bytes, holes left out.  Called with no lock held.
  */
-static ssize_t extents_text(struct tierfs *fs, struct tfs_inode *inode,
-			    char **ret_text)
+static int extents_text(struct tierfs *fs, struct tfs_inode *inode,
+			struct strbuf *out)
 {
-	size_t cap = 4096, len = 0;
-	char *out = malloc(cap);
 	const struct extent *e;
 	uint64_t idx, run_start = 0, run_next = 0;
 	int run_tier = -1;
-	ssize_t r = 0;
+	int r = 0;
 
-	if (!out)
-		return -ENOMEM;
-	out[0] = '\0';
 	pthread_rwlock_rdlock(&inode->i_dlock);
 	for (e = extent_map_next(&inode->i_map, 0, &idx);;
 	     e = idx == EXTENT_MAP_MAX_INDEX
@@ -243,21 +232,12 @@ static ssize_t extents_text(struct tierfs *fs, struct tfs_inode *inode,
 			     (!e || idx != run_next || e->tier != run_tier);
 
 		if (flush) {
-			if (cap - len < 64) {
-				char *n = realloc(out, cap * 2);
-
-				if (!n) {
-					r = -ENOMEM;
-					break;
-				}
-				out = n;
-				cap *= 2;
-			}
-			len += (size_t)snprintf(out + len, cap - len,
-						"%llu %llu %s\n",
-						(unsigned long long)(run_start << fs->extent_shift),
-						(unsigned long long)((run_next - run_start) << fs->extent_shift),
-						fs->tiers[run_tier]->name);
+			r = strbuf_addf(out, "%llu %llu %s\n",
+					(unsigned long long)(run_start << fs->extent_shift),
+					(unsigned long long)((run_next - run_start) << fs->extent_shift),
+					fs->tiers[run_tier]->name);
+			if (r < 0)
+				break;
 			run_tier = -1;
 		}
 		if (!e)
@@ -269,12 +249,7 @@ static ssize_t extents_text(struct tierfs *fs, struct tfs_inode *inode,
 		run_next = idx + 1;
 	}
 	pthread_rwlock_unlock(&inode->i_dlock);
-	if (r < 0) {
-		free(out);
-		return r;
-	}
-	*ret_text = out;
-	return (ssize_t)len;
+	return r;
 }
 
 ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
@@ -299,16 +274,18 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 		free(text);
 		return r;
 	}
-	if (!strcmp(name, XATTR_EXTENTS)) {
-		char *text;
+	if (!strcmp(name, XATTR_EXTENTS) || !strcmp(name, XATTR_LAYOUT)) {
+		struct strbuf text = STRBUF_INIT;
 
-		if (inode->i_type != S_IFREG)
-			return -ENODATA;
-		r = extents_text(fs, inode, &text);
-		if (r < 0)
-			return r;
-		r = give(text, (size_t)r, buf, size);
-		free(text);
+		if (!strcmp(name, XATTR_LAYOUT))
+			r = layout_text(fs, inode, &text);
+		else if (inode->i_type != S_IFREG)
+			r = -ENODATA;
+		else
+			r = extents_text(fs, inode, &text);
+		if (r == 0)
+			r = give(text.buf, text.len, buf, size);
+		strbuf_release(&text);
 		return r;
 	}
 	if (!strcmp(name, XATTR_STATS)) {
@@ -321,18 +298,6 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 			return r;
 		r = give(text, (size_t)r, buf, size);
 		free(text);
-		return r;
-	}
-	if (!strcmp(name, XATTR_LAYOUT)) {
-		char tmp[TIER_MAX_CONF * (TIER_NAME_MAX + 24)];
-
-		r = layout_string(fs, inode, tmp, sizeof(tmp));
-		if (r < 0)
-			return r;
-		if (size && (size_t)r > size)
-			return -ERANGE;
-		if (size)
-			memcpy(buf, tmp, (size_t)r);
 		return r;
 	}
 	r = name_check(name);
