@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,17 @@ static int make_absolute(char **path)
 	return 0;
 }
 
+/* Is our stderr a terminal or a regular file (see main())? */
+static bool stderr_keepable(void)
+{
+	struct stat st;
+
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) &&
+				       isatty(STDERR_FILENO));
+}
+
 int main(int argc, char **argv)
 {
 	struct tierfs_options opt;
@@ -191,10 +203,13 @@ int main(int argc, char **argv)
 	/*
 	 * Detached, we log to syslog (the journal takes it from there).  A
 	 * node without /dev/log would lose every message, so then we keep
-	 * writing to the stderr we were started with (a terminal, or the
-	 * service manager's log), which daemonizing would close.
+	 * writing to the stderr we were started with, which daemonizing
+	 * would close -- if it is a terminal or a file.  Never a pipe or a
+	 * socket: whoever started us (`out=$(mount ...)`) would wait for its
+	 * end as long as the mount lives.
 	 */
-	if (!opt.foreground && access("/dev/log", W_OK) != 0)
+	if (!opt.foreground && access("/dev/log", W_OK) != 0 &&
+	    stderr_keepable())
 		saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (fuse_daemonize(opt.foreground) != 0)
 		goto out_unmount;
