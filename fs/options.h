@@ -112,7 +112,17 @@ int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
  *
  * Settings given on the command line win over the file's: tiers from the
  * file are used only when the command line gave none.
- * Return: 0, or -errno with a message in @err.
+ *
+ * The file must be a regular file (checked with stat() before it is
+ * opened, so a FIFO or /dev/zero is never read; -EISDIR for a
+ * directory).  Refused with "PATH: line N: ...": an unknown section or
+ * key, a bad value, a section twice, a key twice in one section or
+ * before any section, a [tier.NAME] section without keys (never
+ * dropped, so a file of only that cannot leave the default stack in
+ * force), a NUL byte, a line longer than inih's buffer.  Indentation is dropped before inih sees a
+ * line, so no value continues onto the next line.
+ * Return: 0, or -errno with a message in @err; nothing of a bad file is
+ * kept in @opt.
  */
 int options_load_config(struct tierfs_options *opt, char *err,
 			size_t errlen);

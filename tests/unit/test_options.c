@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -558,6 +559,11 @@ START_TEST(test_options_load_config_missing_file)
 }
 END_TEST
 
+#define LONG10 "0123456789"
+#define LONG100 LONG10 LONG10 LONG10 LONG10 LONG10 LONG10 LONG10 LONG10 \
+	LONG10 LONG10
+#define LONG300 LONG100 LONG100 LONG100
+
 /*
  * Bad files.  @part must appear in the message; @line, when not 0, is
  * the line the message must name ("PATH: line N: ...").
@@ -622,6 +628,60 @@ static const struct bad_conf {
 	/* the first error wins; later lines do not overwrite it */
 	{ "[global]\nfoo = 1\nbar = 2\n[bogus]\nx = 1\n", 2,
 	  "unknown key 'foo' in [global]" },
+	{ "[global\nextent_size = 1M\n[tier.x]\n", 1, "syntax error" },
+	/*
+	 * An empty tier section is an error, not dropped: alone it would
+	 * leave the embedded default stack in force.  It is found when
+	 * the next section starts or the file ends; the line is its own.
+	 */
+	{ "[tier.ram]\n", 1,
+	  "section '[tier.ram]' is empty: a tier needs a kind and a size" },
+	{ "[tier.ram]", 1, "section '[tier.ram]' is empty" },
+	{ "[tier.ram]\n; kind = ram\n\n# size = 1G\n", 1,
+	  "section '[tier.ram]' is empty" },
+	{ "[tier.a]\nkind = ram\nsize = 1G\n[tier.x]\n[tier.b]\nkind = ram\n"
+	  "size = 1G\n",
+	  4, "section '[tier.x]' is empty" },
+	{ "[tier.a]\nkind = ram\nsize = 1G\n[tier.x]\n", 4,
+	  "section '[tier.x]' is empty" },
+	{ "[tier.x]\n[global]\nextent_size = 1M\n", 1,
+	  "section '[tier.x]' is empty" },
+	{ "[global]\nextent_size = 1M\n[tier.x]\n\n", 3,
+	  "section '[tier.x]' is empty" },
+	/* a key twice in one section: the first line is named too */
+	{ "[tier.a]\nkind = ram\nsize = 1G\nsize = 2G\n", 4,
+	  "duplicate key 'size' in [tier.a] (first on line 3)" },
+	{ "[tier.a]\nkind = file\npath = /p\nsize = 1G\npath = /q\n", 5,
+	  "duplicate key 'path' in [tier.a] (first on line 3)" },
+	{ "[tier.a]\nkind = ram\nkind = file\npath = /p\nsize = 1G\n", 3,
+	  "duplicate key 'kind' in [tier.a] (first on line 2)" },
+	{ "[tier.a]\nkind = ram\nsize = 1G\n[tier.b]\nkind = ram\n"
+	  "size : 1G\nsize = 2G\n",
+	  7, "duplicate key 'size' in [tier.b] (first on line 6)" },
+	{ "[global]\nextent_size = 1M\nhigh_watermark = 90\n"
+	  "extent_size = 2M\n",
+	  4, "duplicate key 'extent_size' in [global] (first on line 2)" },
+	{ "[global]\nno_migrate = true\nnomigrate = false\n", 3,
+	  "duplicate key 'nomigrate' in [global] (first on line 2)" },
+	{ "[global]\noptions = allow_other\noptions = ro\n", 3,
+	  "duplicate key 'options' in [global] (first on line 2)" },
+	/* a key before any section is not quietly a [global] key */
+	{ "extent_size = 1M\n[global]\nextent_size = 2M\n", 1,
+	  "key 'extent_size' comes before any section: put it under [global]" },
+	{ "; comment\n\nno_migrate = 1\n", 3,
+	  "key 'no_migrate' comes before any section" },
+	/*
+	 * inih reads an indented line as the continuation of the value
+	 * before it ("path = /q" silently); indentation means nothing
+	 * here, so such a line is a syntax error, or a duplicate key
+	 */
+	{ "[tier.a]\nkind = file\npath = /p\n   /q\nsize = 1G\n", 4,
+	  "syntax error" },
+	{ "[tier.a]\nkind = file\npath = /p\n\n\tpath = /q\nsize = 1G\n", 5,
+	  "duplicate key 'path' in [tier.a] (first on line 3)" },
+	/* a line too long for inih's buffer is not cut in two */
+	{ "[tier.a]\nkind = file\npath = /" LONG300 "\nsize = 1G\n", 3,
+	  "line longer than" },
 };
 
 START_TEST(test_options_load_config_bad)
@@ -645,6 +705,151 @@ START_TEST(test_options_load_config_bad)
 	ck_assert_uint_eq(opt.ntiers, 0);
 	ck_assert_uint_eq(opt.extent_size, 0);
 	ck_assert_ptr_null(opt.fuse_opts);
+}
+END_TEST
+
+/* Indentation means nothing: an indented key is a key. */
+START_TEST(test_options_load_config_indented)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	t_write_conf("\xef\xbb\xbf  [global]\n"
+		     "  extent_size = 2M\n"
+		     "\thigh_watermark = 70\n"
+		     "[tier.fast]\n"
+		     "    kind = ram\n"
+		     "    size = 1G\n"
+		     "\n"
+		     "  [tier.slow]\r\n"
+		     "\tkind = file\r\n"
+		     "\tpath = /scratch/slow\r\n"
+		     "\tsize = 100G\r\n");
+	ck_assert_msg(options_load_config(&opt, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(opt.extent_size, 2 * MiB);
+	ck_assert_int_eq(opt.high_wm, 70);
+	ck_assert_uint_eq(opt.ntiers, 2);
+	ck_assert_str_eq(opt.tiers[0].name, "fast");
+	ck_assert_uint_eq(opt.tiers[0].size, GiB);
+	ck_assert_str_eq(opt.tiers[1].name, "slow");
+	ck_assert_pstr_eq(opt.tiers[1].path, "/scratch/slow");
+	ck_assert_uint_eq(opt.tiers[1].size, 100 * GiB);
+}
+END_TEST
+
+/* The same key in two sections, and an empty [global], are fine. */
+START_TEST(test_options_load_config_same_key_other_section)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	t_write_conf("[global]\n"
+		     "[tier.a]\nkind = file\npath = /a\nsize = 1G\n"
+		     "[tier.b]\nkind = file\npath = /b\nsize = 2G\n");
+	ck_assert_msg(options_load_config(&opt, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(opt.ntiers, 2);
+	ck_assert_uint_eq(opt.tiers[1].size, 2 * GiB);
+}
+END_TEST
+
+/* A NUL byte: not a text file (fputs() cannot write this one). */
+START_TEST(test_options_load_config_nul_byte)
+{
+	static const char text[] = "[tier.a]\nkind = ram\0\nsize = 1G\n";
+	char err[OPT_ERR_MAX] = "";
+	char want[256];
+	FILE *f;
+
+	t_write_conf("");
+	f = fopen(conf_path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, sizeof(text) - 1, f),
+			  sizeof(text) - 1);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: line 2: NUL byte: not a text file",
+		 conf_path);
+	t_assert_err(err, want);
+	ck_assert_uint_eq(opt.ntiers, 0);
+}
+END_TEST
+
+/*
+ * A config path that is not a regular file is refused at once, without
+ * reading it: a directory reads as empty (the default stack would
+ * mount), /dev/zero never ends and a FIFO blocks the open.  The old
+ * code hung on the last two; the tcase timeout turns that into a
+ * failure.
+ */
+enum conf_kind { CONF_DIR, CONF_FIFO, CONF_DEV_ZERO, CONF_DEV_NULL,
+		 CONF_LINK_TO_DIR };
+
+static const struct conf_path_case {
+	enum conf_kind kind;
+	int ret;
+	const char *what; /* after "config file 'PATH' " */
+} conf_path_cases[] = {
+	{ CONF_DIR, -EISDIR, "is a directory" },
+	{ CONF_FIFO, -EINVAL, "is not a regular file" },
+	{ CONF_DEV_ZERO, -EINVAL, "is not a regular file" },
+	{ CONF_DEV_NULL, -EINVAL, "is not a regular file" },
+	{ CONF_LINK_TO_DIR, -EISDIR, "is a directory" },
+};
+
+START_TEST(test_options_load_config_not_regular)
+{
+	const struct conf_path_case *c = &conf_path_cases[_i];
+	char err[OPT_ERR_MAX] = "";
+	char want[256];
+	const char *path = conf_path;
+	int r;
+
+	switch (c->kind) {
+	case CONF_DIR:
+		path = tmpdir;
+		break;
+	case CONF_FIFO:
+		ck_assert_int_eq(mkfifo(conf_path, 0600), 0);
+		break;
+	case CONF_DEV_ZERO:
+		path = "/dev/zero";
+		break;
+	case CONF_DEV_NULL:
+		path = "/dev/null";
+		break;
+	case CONF_LINK_TO_DIR:
+		ck_assert_int_eq(symlink(tmpdir, conf_path), 0);
+		break;
+	}
+	opt.config_file = strdup(path);
+	ck_assert_ptr_nonnull(opt.config_file);
+	r = options_load_config(&opt, err, sizeof(err));
+	ck_assert_msg(r == c->ret, "case %d: ret %d (%s)", _i, r, err);
+	snprintf(want, sizeof(want), "config file '%s' %s", path, c->what);
+	t_assert_err(err, want);
+	ck_assert_str_eq(err, want);
+	ck_assert_uint_eq(opt.ntiers, 0);
+	ck_assert_ptr_null(opt.fuse_opts);
+}
+END_TEST
+
+/* A symlink to a regular file is read through. */
+START_TEST(test_options_load_config_symlink)
+{
+	char err[OPT_ERR_MAX] = "";
+	char link[160];
+	int r;
+
+	t_write_conf(good_conf);
+	snprintf(link, sizeof(link), "%s/link.conf", tmpdir);
+	ck_assert_int_eq(symlink(conf_path, link), 0);
+	free(opt.config_file);
+	opt.config_file = strdup(link);
+	ck_assert_ptr_nonnull(opt.config_file);
+	r = options_load_config(&opt, err, sizeof(err));
+	(void)unlink(link);
+	ck_assert_msg(r == 0, "%s", err);
+	ck_assert_uint_eq(opt.ntiers, 2);
 }
 END_TEST
 
@@ -794,6 +999,12 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_options_load_config_missing_file);
 	tcase_add_loop_test(tc, test_options_load_config_bad, 0,
 			    ARRAY_SIZE(bad_confs));
+	tcase_add_test(tc, test_options_load_config_indented);
+	tcase_add_test(tc, test_options_load_config_same_key_other_section);
+	tcase_add_test(tc, test_options_load_config_nul_byte);
+	tcase_add_loop_test(tc, test_options_load_config_not_regular, 0,
+			    ARRAY_SIZE(conf_path_cases));
+	tcase_add_test(tc, test_options_load_config_symlink);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("finish");

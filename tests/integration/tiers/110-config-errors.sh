@@ -11,8 +11,13 @@
 #  tmpfs), duplicate names (also as two [tier.a] sections in a row), two
 #  tiers on one directory ("/x" and "/x/", a symlink), config lines with
 #  an unknown key or section, syntax errors, sections lacking kind, path
-#  or size, a missing config file; no_migrate=0 in a config does not turn
-#  migration off.
+#  or size, a missing config file, a config path that is not a regular
+#  file (/dev/zero, a directory, a FIFO: refused at once, not read), a
+#  [tier.NAME] section alone or empty among others (not the default stack,
+#  not dropped), a key twice in a section or before any section, an
+#  indented line continuing a value; no_migrate=0 in a config does not
+#  turn migration off.
+# Indentation in a config means nothing: indented keys mount.
 # A good INI config mounts with its tiers and global settings (stats),
 # the command line wins over it, and it mounts the fstab way: through
 # mount.fuse3 and through `mount -t fuse.tierfs CONFIG MNT`.
@@ -157,6 +162,55 @@ refuse_conf "same directory in a config" "*same*" \
 	"[tier.b]\nkind = file\npath = $D\nsize = 4M\n[tier.c]\nkind = pmem\npath = $D/\nsize = 4M\n"
 refuse_conf "bad extent size in a config" "*c.ini*line 2*extent size*" \
 	"[global]\nextent_size = 1000\n$RAM"
+
+# a config path that is not a regular file is refused at once, without
+# reading it: /dev/zero never ends, a directory reads as empty (the
+# embedded default stack would mount), opening a FIFO waits for a writer.
+# try_mount gives up after 10 s, so a hang fails the check ("hung")
+# instead of blocking the test.
+mkdir -p "$T/confdir"
+mkfifo "$T/fifo" || t_fail mkfifo
+refuse "config file /dev/zero" "tierfs: config file '/dev/zero' is not a regular file" \
+	/dev/zero
+refuse "config file that is a directory" "tierfs: config file '$T/confdir' is a directory" \
+	"$T/confdir"
+refuse "config file that is a FIFO" "tierfs: config file '$T/fifo' is not a regular file" \
+	"$T/fifo"
+# an empty tier section is an error: alone it left the default stack in
+# force, among others it was dropped
+refuse_conf "a tier section alone" \
+	"tierfs: $T/c.ini: line 1: section '\[tier.ram\]' is empty*" "[tier.ram]\n"
+refuse_conf "an empty tier section" \
+	"tierfs: $T/c.ini: line 4: section '\[tier.x\]' is empty*" \
+	"$RAM[tier.x]\n[tier.b]\nkind = ram\nsize = 4M\n"
+refuse_conf "an empty tier section at the end" \
+	"tierfs: $T/c.ini: line 4: section '\[tier.x\]' is empty*" "$RAM[tier.x]\n"
+# a key twice in one section: the second no longer wins silently
+refuse_conf "duplicate key" \
+	"tierfs: $T/c.ini: line 4: duplicate key 'size' in \[tier.a\]*first on line 3*" \
+	"${RAM}size = 8M\n"
+refuse_conf "duplicate key in [global]" \
+	"tierfs: $T/c.ini: line 3: duplicate key 'high_watermark' in \[global\]*first on line 2*" \
+	"[global]\nhigh_watermark = 90\nhigh_watermark = 50\n$RAM"
+refuse_conf "key before any section" \
+	"tierfs: $T/c.ini: line 1: key 'high_watermark' comes before any section*" \
+	"high_watermark = 90\n[global]\nhigh_watermark = 50\n$RAM"
+# inih took an indented line as the rest of the value before it: the
+# path silently became $T/d2
+refuse_conf "indented line after a path" "tierfs: $T/c.ini: line 4: syntax error" \
+	"[tier.a]\nkind = file\npath = $D\n  $T/d2\nsize = 4M\n"
+# ... and indented keys are keys
+printf '[tier.a]\n  kind = ram\n  size = 4M\n[tier.b]\n\tkind = ram\n\tsize = 4M\n' >"$T/ind.ini"
+KEEP=1 try_mount "$T/ind.ini"
+if [ "$RC" = mounted ]; then
+	got=$(stats | awk '$1 == "tier" { printf "%s%s ", $2, $0 ~ /size=4194304/ ? "" : "?" }')
+	[ "$got" = "a b " ] || t_soft_fail "indented config: tiers '$got', expected 'a b '"
+	fusermount3 -u "$MNT" || umount -l "$MNT"
+	t_wait_until 5 eval "! kill -0 $DPID 2>/dev/null" || kill -9 "$DPID"
+	wait "$DPID"
+else
+	t_soft_fail "a config with indented keys did not mount ($RC): '$OUT'"
+fi
 
 # no_migrate = 0 must not turn migration off (refusing it would do too)
 printf '[global]\nno_migrate = 0\n[tier.a]\nkind = ram\nsize = 4M\n[tier.b]\nkind = ram\nsize = 4M\n' >"$T/nm.ini"
