@@ -109,12 +109,5 @@ if [ ! -S /dev/log ]; then
 		t_fail "a detached daemon without /dev/log says nothing on stderr: '$(cat "$T/det.err")'"
 	fusermount3 -u "$T/det" || t_fail "unmount of the detached mount"
 fi
-# a caller that reads the daemon's output through a pipe is not kept
-# waiting for the mount's end (it never keeps a pipe as its stderr)
-mkdir -p "$T/det2"
-T_EXTRA_MOUNTS+=("$T/det2")
-timeout 10 bash -c 'out=$("$1" --tier ram=ram:16M "$2" 2>&1)' _ "$TIERFS_BIN" "$T/det2" ||
-	t_fail "mounting through \$(...) did not return (status $?)"
-fusermount3 -u "$T/det2" || t_fail "unmount of the second detached mount"
 
 t_pass
