@@ -1,46 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ctl.c -- the control channel's computed attributes and actions (see
- * ctl_proto.h for the protocol): the effective policy, layouts of whole
- * directory trees, checksum verification, and migrate/drain on demand.
+ * ctl.c -- the control channel (see ctl_proto.h for the protocol): every
+ * user.tierfs.* attribute that is computed rather than stored -- layout,
+ * extent lists (whole and paged), the effective policy, checksum
+ * verification, the counters -- and the dispatch of the actions migrate
+ * and drain, which ctl_action.c carries out.  xattr.c keeps the stored
+ * attributes and hands these names over here (ctl.h).
+ *
+ * All computed text is built in a struct strbuf and checked against
+ * TIERFS_XATTR_VALUE_MAX before it is handed out: no fixed-size text
+ * buffers, nothing truncated silently.
  *
  * Values from setxattr are untrusted bytes: every parser here checks
  * length and content and answers anything malformed with -EINVAL before
  * changing anything.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "tierfs.h"
+#include "fs.h"
+#include "inode.h"
+#include "dir.h"
+#include "data.h"
+#include "placement.h"
+#include "ctl.h"
+#include "ctl_proto.h"
 #include "migrate.h"
+#include "quota.h" /* issue 11: user.tierfs.quota */
+#include "namespace.h"
 #include "tier.h"
 #include "size.h"
 #include "macro.h"
 #include "strbuf.h"
 #include "banned.h"
 
-#define CTL_VALUE_MAX 256 /* longest action value we accept */
-#define MIGRATE_RETRIES 16 /* per extent, when writers keep racing */
+_Static_assert(TIERFS_TIER_NAME_MAX == TIER_NAME_MAX,
+	       "ctl_proto.h tells tierctl the longest tier name");
 
-/* Hand a finished text over as the (ssize_t, char **) pair of the
- * ctl_*_text() functions; releases @sb either way. */
-static ssize_t ctl_text_done(struct strbuf *sb, int r, char **ret_text)
-{
-	size_t len;
-	char *text;
-
-	if (r < 0) {
-		strbuf_release(sb);
-		return r;
-	}
-	text = strbuf_detach(sb, &len);
-	if (!text)
-		return -ENOMEM;
-	*ret_text = text;
-	return (ssize_t)len;
-}
 
 /*
  * Append "KEY=VALUE" of key @k (policy_format()'s text) to @out.
@@ -72,58 +73,109 @@ static int add_policy_value(struct strbuf *out, const struct policy *p,
 	}
 }
 
-ssize_t ctl_effective_text(struct tierfs *fs, struct tfs_inode *inode,
-			   char **ret_text)
+/*
+ * Append @path escaped as ctl_proto.h says for FROM: "\\" for a
+ * backslash, "\ooo" for a control byte; shortened to ".../last/parts"
+ * when longer than TIERFS_EFFECTIVE_FROM_MAX escaped.
+ */
+static int add_from_path(struct strbuf *out, const char *path)
 {
-	struct strbuf out = STRBUF_INIT;
+	struct strbuf esc = STRBUF_INIT;
+	const char *tail;
+	int r = 0;
+
+	for (const unsigned char *p = (const unsigned char *)path;
+	     *p && r == 0; p++) {
+		if (*p == '\\')
+			r = strbuf_adds(&esc, "\\\\");
+		else if (*p < 0x20 || *p == 0x7f)
+			r = strbuf_addf(&esc, "\\%03o", *p);
+		else
+			r = strbuf_addch(&esc, *p);
+	}
+	tail = esc.buf;
+	if (r == 0 && esc.len > TIERFS_EFFECTIVE_FROM_MAX) {
+		/* '/' never occurs inside an escape: cut before one */
+		tail = strchr(esc.buf + esc.len - (TIERFS_EFFECTIVE_FROM_MAX - 3),
+			      '/');
+		r = strbuf_adds(out, "...");
+		if (!tail) /* cannot be: names are at most 255 bytes */
+			tail = esc.buf + esc.len;
+	}
+	if (r == 0)
+		r = strbuf_adds(out, tail);
+	strbuf_release(&esc);
+	return r;
+}
+
+/* The directory (inode number @src) that sets a key of @inode's policy:
+ * @inode itself or an ancestor of one of its names (placement.c says
+ * which name governs).  Called with ns_lock held. */
+static struct tfs_inode *policy_source(struct tierfs *fs,
+				       struct tfs_inode *inode, uint64_t src)
+{
+	if (inode->i_type == S_IFDIR || inode->i_nparents == 0) {
+		struct tfs_inode *d = inode->i_type == S_IFDIR ? inode : fs->root;
+
+		while (d->i_ino != src && d != fs->root)
+			d = d->i_dir.d_parent;
+		return d;
+	}
+	for (uint32_t k = inode->i_nparents; k-- > 0;) {
+		struct tfs_inode *d = inode->i_parents[k];
+
+		while (d->i_ino != src && d != fs->root)
+			d = d->i_dir.d_parent;
+		if (d->i_ino == src)
+			return d;
+	}
+	return fs->root;
+}
+
+static int effective_text(struct tierfs *fs, struct tfs_inode *inode,
+			  struct strbuf *out)
+{
 	struct policy p;
 	int r = 0;
 
 	policy_get(fs, inode, &p);
 	pthread_rwlock_rdlock(&fs->ns_lock);
 	for (int k = 0; k < _POLICY_KEY_MAX && r == 0; k++) {
-		char *path = NULL;
-		const char *from;
-
-		if (p.src[k] == inode->i_ino && inode->i_type != S_IFDIR) {
-			from = "(this file)";
-		} else if (p.src[k]) {
-			/* the source is this inode or one of its ancestors */
-			struct tfs_inode *d = inode->i_type == S_IFDIR
-						      ? inode
-						      : (inode_parent(inode) ? inode_parent(inode)
-									 : fs->root);
-
-			while (d->i_ino != p.src[k] && d != fs->root)
-				d = d->i_dir.d_parent;
-			from = path = dir_path(fs, d);
-			if (!path) {
-				r = -ENOMEM;
-				break;
-			}
-		} else {
-			from = "default";
-		}
-		r = add_policy_value(&out, &p, &fs->names, k);
+		r = add_policy_value(out, &p, &fs->names, k);
 		if (r == 0)
-			r = strbuf_addf(&out, " %s\n", from);
-		free(path);
+			r = strbuf_addch(out, ' ');
+		if (r < 0)
+			break;
+		if (p.src[k] == inode->i_ino && inode->i_type != S_IFDIR) {
+			r = strbuf_adds(out, "(this file)");
+		} else if (p.src[k]) {
+			char *path = dir_path(fs, policy_source(fs, inode,
+								p.src[k]));
+
+			r = path ? add_from_path(out, path) : -ENOMEM;
+			free(path);
+		} else {
+			r = strbuf_adds(out, "default");
+		}
+		if (r == 0)
+			r = strbuf_addch(out, '\n');
 	}
 	pthread_rwlock_unlock(&fs->ns_lock);
-	return ctl_text_done(&out, r, ret_text);
+	return r;
 }
 
 /*
- * A small set of inode pointers (open addressing), so that a file with
- * several names under a directory counts once in its layout.
+ * A small set of inode numbers (open addressing; never reused within a
+ * mount, and 0 is none), so that a file with several names under a
+ * directory counts once in its layout.
  */
 struct iset {
-	const struct tfs_inode **v;
+	uint64_t *v;
 	size_t cap, n;
 };
 
 /* Returns 1 if added, 0 if present, -ENOMEM. */
-static int iset_add(struct iset *s, const struct tfs_inode *p)
+static int iset_add(struct iset *s, uint64_t ino)
 {
 	size_t h;
 
@@ -139,317 +191,489 @@ static int iset_add(struct iset *s, const struct tfs_inode *p)
 		free(s->v);
 		*s = bigger;
 	}
-	h = ((uintptr_t)p >> 4) & (s->cap - 1);
+	h = (size_t)(ino * 0x9e3779b97f4a7c15ull >> 20) & (s->cap - 1);
 	while (s->v[h]) {
-		if (s->v[h] == p)
+		if (s->v[h] == ino)
 			return 0;
 		h = (h + 1) & (s->cap - 1);
 	}
-	s->v[h] = p;
+	s->v[h] = ino;
 	s->n++;
 	return 1;
 }
 
-/* Sum the layouts of everything below @dir.  Called with ns_lock shared;
- * takes each file's data lock in turn.  A hard-linked file counts once.
- * Iterative with an explicit stack: trees may be deep. */
-static int layout_rec(struct tierfs *fs, struct tfs_inode *dir,
-		      uint64_t bytes[TIER_MAX_CONF])
+/*
+ * Who asks for a layout: a directory's layout counts only the
+ * directories below it that the caller may list and search (read and
+ * execute permission by the owner, group and other bits, with the
+ * caller's supplementary groups), with everything below them; root and
+ * internal callers (no credentials) see everything.
+ */
+#define VIEWER_GROUPS_MAX 256
+
+struct viewer {
+	bool all;
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[VIEWER_GROUPS_MAX];
+};
+
+static void viewer_init(struct viewer *v, const struct ns_cred *cred)
 {
-	struct tfs_inode **stack = malloc(64 * sizeof(*stack));
+	v->all = !cred || cred->uid == 0;
+	v->ngroups = 0;
+	if (v->all)
+		return;
+	v->uid = cred->uid;
+	v->gid = cred->gid;
+	if (cred->getgroups) {
+		int n = cred->getgroups(cred->arg, VIEWER_GROUPS_MAX, v->groups);
+
+		/* none readable: judged by the primary group alone */
+		v->ngroups = n < 0 ? 0 : MIN(n, VIEWER_GROUPS_MAX);
+	}
+}
+
+/* May @v list and search directory @d?  Takes @d's i_lock. */
+static bool viewer_may_list(const struct viewer *v, struct tfs_inode *d)
+{
+	mode_t mode, bits;
+	uid_t uid;
+	gid_t gid;
+	bool group;
+
+	if (v->all)
+		return true;
+	pthread_mutex_lock(&d->i_lock);
+	mode = d->i_mode;
+	uid = d->i_uid;
+	gid = d->i_gid;
+	pthread_mutex_unlock(&d->i_lock);
+	group = gid == v->gid;
+	for (int i = 0; i < v->ngroups && !group; i++)
+		group = v->groups[i] == gid;
+	if (uid == v->uid)
+		bits = mode >> 6;
+	else if (group)
+		bits = mode >> 3;
+	else
+		bits = mode;
+	return (bits & 5) == 5;
+}
+
+/*
+ * The walk of a directory layout holds ns_lock (shared) for at most
+ * LAYOUT_BATCH entries at a time and never while it takes a data lock:
+ * it pins the files and directories of a batch, drops ns_lock, sums the
+ * files (each under its own data lock, one at a time) and unpins them,
+ * then takes ns_lock again for the next batch, resuming the directory at
+ * the cookie where it stopped.  A directory waits on the stack, pinned,
+ * until it is listed.  A create, rename or unlink therefore waits for one
+ * batch at most; what changes during the walk is counted as a readdir
+ * would see it (entries that lived throughout exactly once).
+ */
+#define LAYOUT_BATCH 256
+
+/*
+ * One directory layout walk at a time (per daemon, which serves one
+ * mount): ns_lock prefers readers, so walks in several threads, each
+ * holding it shared half of the time, would leave a create or unlink
+ * almost no moment to take it exclusive.  One walk leaves a gap after
+ * every batch, and yields there so that a waiting writer gets it.
+ */
+static pthread_mutex_t layout_walk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct walk_dir {
+	struct tfs_inode *dir; /* pinned */
+	uint64_t cookie;       /* resume after this entry */
+};
+
+struct walk {
+	struct walk_dir *stack;
+	size_t n, cap;
+	struct tfs_inode *files[LAYOUT_BATCH]; /* pinned, for this batch */
+	struct tfs_inode *dirs[LAYOUT_BATCH];  /* pinned, to push */
+	size_t nfiles, ndirs;
+};
+
+static int walk_push(struct walk *w, struct tfs_inode *dir)
+{
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? 2 * w->cap : 64;
+		struct walk_dir *ns = realloc(w->stack, ncap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		w->stack = ns;
+		w->cap = ncap;
+	}
+	w->stack[w->n++] = (struct walk_dir){ dir, 0 };
+	return 0;
+}
+
+/*
+ * Look at up to LAYOUT_BATCH entries of the directory on top of the
+ * stack from its cookie on: pin its regular files into w->files and its
+ * directories the viewer may list into w->dirs.  Returns true when the
+ * directory is done.  Called with ns_lock shared.
+ */
+static bool walk_batch(struct tierfs *fs, struct walk *w,
+		       const struct viewer *v)
+{
+	struct walk_dir *top = &w->stack[w->n - 1];
+	struct tfs_dir *d = &top->dir->i_dir;
+	struct dentry *de = dir_next(d, top->cookie);
+
+	for (unsigned k = 0; de && k < LAYOUT_BATCH;
+	     k++, de = dir_next(d, de->d_cookie)) {
+		struct tfs_inode *c = de->d_inode;
+
+		top->cookie = de->d_cookie;
+		if (c->i_type == S_IFREG) {
+			inode_pin(fs, c);
+			w->files[w->nfiles++] = c;
+		} else if (c->i_type == S_IFDIR && viewer_may_list(v, c)) {
+			inode_pin(fs, c);
+			w->dirs[w->ndirs++] = c;
+		}
+	}
+	return de == NULL;
+}
+
+/* Sum the layouts of everything below @dir that @v may see (a hard-linked
+ * file once).  Called with no lock held; see LAYOUT_BATCH. */
+static int layout_walk(struct tierfs *fs, struct tfs_inode *dir,
+		       const struct viewer *v, uint64_t bytes[TIER_MAX_CONF])
+{
+	struct walk w = { 0 };
 	struct iset linked = { 0 };
-	size_t n = 0, cap = 64;
-	int r = 0;
+	int r;
 
-	if (!stack)
-		return -ENOMEM;
-	stack[n++] = dir;
-	while (n > 0 && r == 0) {
-		struct tfs_inode *d = stack[--n];
+	inode_pin(fs, dir);
+	r = walk_push(&w, dir);
+	if (r < 0) {
+		inode_unpin(fs, dir);
+		return r;
+	}
+	pthread_mutex_lock(&layout_walk_lock);
+	while (w.n > 0) {
+		struct tfs_inode *done = NULL;
 
-		for (struct dentry *de = dir_next(&d->i_dir, 0); de;
-		     de = dir_next(&d->i_dir, de->d_cookie)) {
-			struct tfs_inode *c = de->d_inode;
+		pthread_rwlock_rdlock(&fs->ns_lock);
+		if (walk_batch(fs, &w, v))
+			done = w.stack[--w.n].dir;
+		pthread_rwlock_unlock(&fs->ns_lock);
+		sched_yield(); /* a writer that waited goes first */
+		if (done)
+			inode_unpin(fs, done);
 
-			if (c->i_type == S_IFREG) {
-				uint64_t b[TIER_MAX_CONF];
+		for (size_t i = 0; i < w.nfiles; i++) {
+			struct tfs_inode *c = w.files[i];
+			uint64_t b[TIER_MAX_CONF];
+			int added = 1;
 
-				if (__atomic_load_n(&c->i_nlink, __ATOMIC_RELAXED) > 1) {
-					r = iset_add(&linked, c);
-					if (r < 0)
-						break;
-					if (r == 0)
-						continue; /* counted already */
-					r = 0;
-				}
-
+			if (r == 0 &&
+			    __atomic_load_n(&c->i_nlink, __ATOMIC_RELAXED) > 1)
+				added = iset_add(&linked, c->i_ino);
+			if (added < 0)
+				r = added;
+			if (r == 0 && added) {
 				pthread_rwlock_rdlock(&c->i_dlock);
 				data_layout(fs, c, b);
 				pthread_rwlock_unlock(&c->i_dlock);
 				for (unsigned t = 0; t < fs->ntiers; t++)
 					bytes[t] += b[t];
-			} else if (c->i_type == S_IFDIR) {
-				if (n == cap) {
-					struct tfs_inode **ns =
-						realloc(stack, 2 * cap * sizeof(*ns));
-
-					if (!ns) {
-						r = -ENOMEM;
-						break;
-					}
-					stack = ns;
-					cap *= 2;
-				}
-				stack[n++] = c;
 			}
+			inode_unpin(fs, c);
 		}
+		w.nfiles = 0;
+		for (size_t i = 0; i < w.ndirs; i++) {
+			if (r == 0)
+				r = walk_push(&w, w.dirs[i]);
+			if (r < 0)
+				inode_unpin(fs, w.dirs[i]);
+		}
+		w.ndirs = 0;
+		if (r < 0)
+			break;
 	}
+	pthread_mutex_unlock(&layout_walk_lock);
+	/* on failure: let go of what waits on the stack */
+	while (w.n > 0)
+		inode_unpin(fs, w.stack[--w.n].dir);
+	free(w.stack);
 	free(linked.v);
-	free(stack);
 	return r;
 }
 
 int ctl_dir_layout(struct tierfs *fs, struct tfs_inode *dir,
 		   uint64_t bytes[TIER_MAX_CONF])
 {
-	int r;
+	struct viewer all;
 
+	viewer_init(&all, NULL);
 	memset(bytes, 0, sizeof(uint64_t) * TIER_MAX_CONF);
-	pthread_rwlock_rdlock(&fs->ns_lock);
-	r = layout_rec(fs, dir, bytes);
-	pthread_rwlock_unlock(&fs->ns_lock);
-	return r;
+	return layout_walk(fs, dir, &all, bytes);
 }
 
-ssize_t ctl_verify_text(struct tierfs *fs, struct tfs_inode *inode,
-			char **ret_text)
+/*
+ * Re-read every extent on a tier with checksums and check them: the data
+ * lock (shared) is taken for one extent at a time, and the extent is read
+ * in chunks of at most TIERFS_MAX_IO into one buffer of that size,
+ * whatever the extent size.
+ */
+static int verify_text(struct tierfs *fs, struct tfs_inode *inode,
+		       struct strbuf *out)
 {
-	uint64_t n = 0, checked = 0, errors = 0, idx;
-	struct strbuf out = STRBUF_INIT;
-	const struct extent *e;
-	int r;
+	size_t chunk = MIN((size_t)fs->extent_size, (size_t)TIERFS_MAX_IO);
+	uint64_t n = 0, checked = 0, errors = 0, idx = 0;
+	char *buf = malloc(chunk);
 
-	if (inode->i_type != S_IFREG)
-		return -ENODATA;
-	pthread_rwlock_rdlock(&inode->i_dlock);
-	extent_for_each(&inode->i_map, e, idx) {
-		struct tier *t = fs->tiers[e->tier];
-
-		n++;
-		if (!tier_has_csum(t))
-			continue;
-		checked++;
-		if (tier_verify_slot(t, e->slot) < 0)
-			errors++;
-	}
-	pthread_rwlock_unlock(&inode->i_dlock);
-	r = strbuf_addf(&out, "extents=%llu checked=%llu errors=%llu",
-			(unsigned long long)n, (unsigned long long)checked,
-			(unsigned long long)errors);
-	return ctl_text_done(&out, r, ret_text);
-}
-
-/* Copy an untrusted value into a C string; -EINVAL if it cannot be one. */
-static int ctl_string(const char *value, size_t len, char *buf, size_t size)
-{
-	if (len && (value[len - 1] == '\n' || value[len - 1] == '\0'))
-		len--;
-	if (len >= size)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f)
-			return -EINVAL;
-	memcpy(buf, value, len);
-	buf[len] = '\0';
-	return 0;
-}
-
-static int tier_by_name(struct tierfs *fs, const char *name)
-{
-	for (unsigned i = 0; i < fs->ntiers; i++)
-		if (!strcmp(fs->tiers[i]->name, name))
-			return (int)i;
-	return -1;
-}
-
-/* Move extent @idx of @inode to @dst, retrying while writers race. */
-static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
-		    unsigned dst)
-{
-	for (int tries = 0; tries < MIGRATE_RETRIES; tries++) {
-		struct extent *e;
-		unsigned src;
-		uint32_t slot;
-		int r;
-
-		pthread_rwlock_rdlock(&inode->i_dlock);
-		e = extent_map_lookup(&inode->i_map, idx);
-		if (!e || e->tier == dst) {
-			pthread_rwlock_unlock(&inode->i_dlock);
-			return 0; /* gone or already there */
-		}
-		src = e->tier;
-		slot = e->slot;
-		pthread_rwlock_unlock(&inode->i_dlock);
-		r = data_migrate_extent(fs, inode, idx, src, slot, dst);
-		if (r != -EAGAIN) {
-			if (r == 0) {
-				struct tier_stats *s = dst < src
-					? &fs->tiers[dst]->stats
-					: &fs->tiers[src]->stats;
-
-				__atomic_add_fetch(dst < src ? &s->promotions : &s->demotions,
-						   1, __ATOMIC_RELAXED);
-				__atomic_add_fetch(dst < src ? &s->promote_bytes : &s->demote_bytes,
-						   fs->extent_size, __ATOMIC_RELAXED);
-			}
-			return r;
-		}
-	}
-	return -EBUSY;
-}
-
-int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode, const char *value,
-		size_t len)
-{
-	char buf[CTL_VALUE_MAX], name[TIER_NAME_MAX + 2];
-	unsigned long long start = 0, length = UINT64_MAX;
-	uint64_t first, last, idx;
-	int dst, n, used = 0;
-
-	if (inode->i_type != S_IFREG)
-		return -EINVAL;
-	if (ctl_string(value, len, buf, sizeof(buf)) < 0)
-		return -EINVAL;
-	n = sscanf(buf, "%33s %llu %llu%n", name, &start, &length, &used);
-	if (n == 1) {
-		if (strlen(name) != strlen(buf))
-			return -EINVAL;
-	} else if (n != 3 || (size_t)used != strlen(buf) || length == 0) {
-		return -EINVAL;
-	} else {
-		/* %llu takes a sign ("-1" would be 2^64-1): digits only */
-		const char *p = buf + strlen(name);
-
-		for (; *p; p++)
-			if (*p != ' ' && (*p < '0' || *p > '9'))
-				return -EINVAL;
-	}
-	dst = tier_by_name(fs, name);
-	if (dst < 0)
-		return -EINVAL;
-	if (__atomic_load_n(&fs->draining, __ATOMIC_RELAXED) & (1u << dst))
-		return -ENOSPC;
-	first = start >> fs->extent_shift;
-	last = length == UINT64_MAX || start + length < start
-		       ? EXTENT_MAP_MAX_INDEX
-		       : (start + length - 1) >> fs->extent_shift;
-
-	for (idx = first; idx <= last; idx++) {
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
 		const struct extent *e;
-		int r;
+		struct tier *t;
 
 		pthread_rwlock_rdlock(&inode->i_dlock);
 		e = extent_map_next(&inode->i_map, idx, &idx);
-		pthread_rwlock_unlock(&inode->i_dlock);
-		if (!e || idx > last)
+		if (!e) {
+			pthread_rwlock_unlock(&inode->i_dlock);
 			break;
-		r = move_one(fs, inode, idx, (unsigned)dst);
-		if (r < 0)
-			return r;
-		if (idx == EXTENT_MAP_MAX_INDEX)
-			break;
-	}
-	return 0;
-}
-
-/* Move every extent of @inode off tier @t: slower tiers first. */
-static int drain_inode(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
-{
-	uint64_t idx = 0;
-
-	for (;;) {
-		const struct extent *e;
-		int r = -ENOSPC;
-
-		pthread_rwlock_rdlock(&inode->i_dlock);
-		do {
-			e = extent_map_next(&inode->i_map, idx, &idx);
-		} while (e && e->tier != t && idx++ < EXTENT_MAP_MAX_INDEX);
-		pthread_rwlock_unlock(&inode->i_dlock);
-		if (!e || e->tier != t)
-			return 0;
-		for (unsigned k = 1; k < fs->ntiers && r == -ENOSPC; k++) {
-			/* t+1, t+2, ..., then t-1, t-2, ... */
-			unsigned u = t + k < fs->ntiers ? t + k
-							: fs->ntiers - 1 - k;
-
-			if (u == t || u >= fs->ntiers ||
-			    tier_free_slots(fs->tiers[u]) == 0)
-				continue;
-			r = move_one(fs, inode, idx, u);
 		}
-		if (r < 0)
-			return r;
+		n++;
+		t = fs->tiers[e->tier];
+		if (tier_has_csum(t)) {
+			checked++;
+			for (uint64_t off = 0; off < fs->extent_size; off += chunk) {
+				if (tier_read(t, e->slot, off, buf, chunk) < 0) {
+					errors++;
+					break;
+				}
+			}
+		}
+		pthread_rwlock_unlock(&inode->i_dlock);
 		if (idx == EXTENT_MAP_MAX_INDEX)
-			return 0;
+			break;
 		idx++;
 	}
+	free(buf);
+	return strbuf_addf(out, "extents=%llu checked=%llu errors=%llu",
+			   (unsigned long long)n, (unsigned long long)checked,
+			   (unsigned long long)errors);
 }
 
-int ctl_drain(struct tierfs *fs, const char *value, size_t len)
+/* "ram=8388608 nvme=0": bytes on each tier, every tier in order. */
+static int layout_text(struct tierfs *fs, struct tfs_inode *inode,
+		       const struct ns_cred *cred, struct strbuf *out)
 {
-	char name[CTL_VALUE_MAX];
-	struct tfs_inode **pinned;
-	size_t n = 0;
-	int t, r = 0;
+	uint64_t bytes[TIER_MAX_CONF] = { 0 };
+	int r = 0;
 
-	if (ctl_string(value, len, name, sizeof(name)) < 0)
-		return -EINVAL;
-	if (!strcmp(name, "") || !strcmp(name, "-")) {
-		__atomic_store_n(&fs->draining, 0, __ATOMIC_RELAXED);
-		return 0;
-	}
-	t = tier_by_name(fs, name);
-	if (t < 0)
-		return -EINVAL;
-	if (fs->ntiers < 2)
-		return -ENOSPC;
-	__atomic_or_fetch(&fs->draining, 1u << t, __ATOMIC_RELAXED);
-	if (fs->mig) {
-		/*
-		 * The migrator empties the tier in the background: this
-		 * request must not hold the kernel's lock on the mount root
-		 * for minutes.  Progress and a stuck drain show in the stats
-		 * (used, draining=, drain_stuck=).
-		 */
-		migrator_kick(fs);
-		return 0;
-	}
-	/* no migrator (--no-migrate): move everything now, in this request */
+	if (inode->i_type == S_IFREG) {
+		pthread_rwlock_rdlock(&inode->i_dlock);
+		data_layout(fs, inode, bytes);
+		pthread_rwlock_unlock(&inode->i_dlock);
+	} else if (inode->i_type == S_IFDIR) {
+		struct viewer *v = malloc(sizeof(*v));
 
-	/* pin every file, then move their extents off one by one */
-	pthread_mutex_lock(&fs->itab_lock);
-	for (struct tfs_inode *i = fs->inodes.i_next; i != &fs->inodes;
-	     i = i->i_next)
-		n++;
-	pinned = malloc((n ? n : 1) * sizeof(*pinned));
-	n = 0;
-	for (struct tfs_inode *i = fs->inodes.i_next; pinned && i != &fs->inodes;
-	     i = i->i_next) {
-		if (i->i_type != S_IFREG)
-			continue;
-		i->i_nref++;
-		pinned[n++] = i;
+		if (!v)
+			return -ENOMEM;
+		viewer_init(v, cred);
+		/* the directory itself: listable, or no layout at all */
+		r = viewer_may_list(v, inode) ? layout_walk(fs, inode, v, bytes)
+					      : -EACCES;
+		free(v);
 	}
-	pthread_mutex_unlock(&fs->itab_lock);
-	if (!pinned)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (r == 0)
-			r = drain_inode(fs, pinned[i], (unsigned)t);
-		inode_unpin(fs, pinned[i]);
-	}
-	free(pinned);
+	for (unsigned t = 0; t < fs->ntiers && r == 0; t++)
+		r = strbuf_addf(out, "%s%s=%llu", t ? " " : "",
+				fs->tiers[t]->name,
+				(unsigned long long)bytes[t]);
 	return r;
+}
+
+/* Room a page keeps for its "next N\n" line (N up to 20 digits). */
+#define PAGE_NEXT_ROOM (sizeof(TIERFS_PAGE_NEXT " \n") - 1 + 20)
+
+/*
+ * "START LENGTH TIER\n" for each run of consecutive extents on one tier,
+ * in bytes, holes left out, from extent @idx on.  Whole lines only, and
+ * @out no longer than @limit; at most @max_extents extents.
+ * @ret_next: the extent index to go on from, UINT64_MAX when the list is
+ * complete.  Takes i_dlock shared.
+ * Return: 0 or -ENOMEM.
+ */
+static int extents_lines(struct tierfs *fs, struct tfs_inode *inode,
+			 uint64_t idx, size_t limit, uint64_t max_extents,
+			 struct strbuf *out, uint64_t *ret_next)
+{
+	uint64_t run_start = 0, run_next = 0, seen = 0, next = UINT64_MAX;
+	const struct extent *e;
+	int run_tier = -1;
+	int r = 0;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	for (e = extent_map_next(&inode->i_map, idx, &idx);;
+	     e = idx == EXTENT_MAP_MAX_INDEX
+			 ? NULL
+			 : extent_map_next(&inode->i_map, idx + 1, &idx)) {
+		bool full = seen == max_extents;
+
+		if (run_tier >= 0 && (!e || full || idx != run_next ||
+				      e->tier != run_tier)) {
+			size_t before = out->len;
+
+			r = strbuf_addf(out, "%llu %llu %s\n",
+					(unsigned long long)(run_start << fs->extent_shift),
+					(unsigned long long)((run_next - run_start) << fs->extent_shift),
+					fs->tiers[run_tier]->name);
+			if (r == 0 && out->len > limit) {
+				strbuf_setlen(out, before);
+				next = run_start; /* did not fit */
+				break;
+			}
+			if (r < 0)
+				break;
+			run_tier = -1;
+		}
+		if (!e)
+			break;
+		if (full) {
+			next = idx;
+			break;
+		}
+		if (run_tier < 0) {
+			run_tier = e->tier;
+			run_start = idx;
+		}
+		run_next = idx + 1;
+		seen++;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	*ret_next = next;
+	return r;
+}
+
+/* The whole list: -E2BIG past TIERFS_XATTR_VALUE_MAX. */
+static int extents_text(struct tierfs *fs, struct tfs_inode *inode,
+			struct strbuf *out)
+{
+	uint64_t next;
+	int r = extents_lines(fs, inode, 0, TIERFS_XATTR_VALUE_MAX, UINT64_MAX,
+			      out, &next);
+
+	return r == 0 && next != UINT64_MAX ? -E2BIG : r;
+}
+
+/* One page from byte @arg ("OFFSET" of user.tierfs.extents@OFFSET). */
+static int extents_page(struct tierfs *fs, struct tfs_inode *inode,
+			const char *arg, struct strbuf *out)
+{
+	uint64_t off = 0, next;
+	int r;
+
+	if (!*arg)
+		return -EINVAL;
+	for (const char *p = arg; *p; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (d > 9 || off > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		off = off * 10 + d;
+	}
+	r = extents_lines(fs, inode, off >> fs->extent_shift,
+			  TIERFS_XATTR_VALUE_MAX - PAGE_NEXT_ROOM,
+			  TIERFS_PAGE_EXTENTS, out, &next);
+	if (r == 0 && next != UINT64_MAX)
+		r = strbuf_addf(out, TIERFS_PAGE_NEXT " %llu\n",
+				(unsigned long long)(next << fs->extent_shift));
+	return r;
+}
+
+bool ctl_xattr_is_computed(const char *name)
+{
+	return !strcmp(name, TIERFS_XATTR_LAYOUT) ||
+	       !strcmp(name, TIERFS_XATTR_STATS) ||
+	       !strcmp(name, TIERFS_XATTR_EXTENTS) ||
+	       !strncmp(name, TIERFS_XATTR_EXTENTS_AT,
+			strlen(TIERFS_XATTR_EXTENTS_AT)) ||
+	       !strcmp(name, TIERFS_XATTR_EFFECTIVE) ||
+	       !strcmp(name, TIERFS_XATTR_VERIFY) ||
+	       !strcmp(name, TIERFS_XATTR_QUOTA); /* quota.c (issue 11) */
+}
+
+/* Copy a computed value out under the getxattr size rules. */
+static ssize_t give(const char *val, size_t len, void *buf, size_t size)
+{
+	if (len > TIERFS_XATTR_VALUE_MAX)
+		return -E2BIG;
+	if (size && len > size)
+		return -ERANGE;
+	if (size)
+		memcpy(buf, val, len);
+	return (ssize_t)len;
+}
+
+ssize_t ctl_xattr_get(struct tierfs *fs, struct tfs_inode *inode,
+		      const char *name, void *buf, size_t size)
+{
+	return ctl_xattr_get_as(fs, inode, name, buf, size, NULL);
+}
+
+ssize_t ctl_xattr_get_as(struct tierfs *fs, struct tfs_inode *inode,
+			 const char *name, void *buf, size_t size,
+			 const struct ns_cred *cred)
+{
+	const size_t at = strlen(TIERFS_XATTR_EXTENTS_AT);
+	struct strbuf out = STRBUF_INIT;
+	bool reg = inode->i_type == S_IFREG;
+	bool dir = inode->i_type == S_IFDIR;
+	ssize_t r;
+
+	if (!strcmp(name, TIERFS_XATTR_STATS)) {
+		char *text;
+
+		if (inode != fs->root)
+			return -ENODATA;
+		r = tierfs_stats_text(fs, &text);
+		if (r < 0)
+			return r;
+		r = give(text, (size_t)r, buf, size);
+		free(text);
+		return r;
+	}
+	if (!strcmp(name, TIERFS_XATTR_LAYOUT))
+		r = layout_text(fs, inode, cred, &out);
+	else if (!strcmp(name, TIERFS_XATTR_EXTENTS))
+		r = reg ? extents_text(fs, inode, &out) : -ENODATA;
+	else if (!strncmp(name, TIERFS_XATTR_EXTENTS_AT, at))
+		r = reg ? extents_page(fs, inode, name + at, &out) : -ENODATA;
+	else if (!strcmp(name, TIERFS_XATTR_EFFECTIVE))
+		r = reg || dir ? effective_text(fs, inode, &out) : -ENODATA;
+	else if (!strcmp(name, TIERFS_XATTR_QUOTA)) /* quota.c (issue 11) */
+		r = quota_usage_text(fs, inode, &out);
+	else if (!strcmp(name, TIERFS_XATTR_VERIFY))
+		r = reg ? verify_text(fs, inode, &out) : -ENODATA;
+	else
+		r = -ENODATA;
+	if (r == 0)
+		r = give(out.buf, out.len, buf, size);
+	strbuf_release(&out);
+	return r;
+}
+
+int ctl_xattr_set(struct tierfs *fs, struct tfs_inode *inode,
+		  const char *name, const void *value, size_t size, uid_t uid)
+{
+	if (!strcmp(name, TIERFS_XATTR_CTL_MIGRATE))
+		return ctl_migrate(fs, inode, value, size);
+	if (!strcmp(name, TIERFS_XATTR_CTL_DRAIN)) {
+		if (inode != fs->root)
+			return -EINVAL;
+		if (uid != 0)
+			return -EPERM;
+		return ctl_drain(fs, value, size);
+	}
+	return -EINVAL;
 }

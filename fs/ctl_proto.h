@@ -18,12 +18,29 @@
  *                          stack order, space separated; on a directory,
  *                          summed over everything below it
  *   TIERFS_XATTR_EXTENTS   file: "START LENGTH TIER\n" per run of
- *                          consecutive extents on one tier (bytes; holes
- *                          are left out)
+ *                          consecutive extents on one tier (bytes,
+ *                          decimal, up to 20 digits; holes are left out),
+ *                          in file order.  The whole list in one value,
+ *                          so E2BIG when it would be longer than
+ *                          TIERFS_XATTR_VALUE_MAX: read it in pages (below)
+ *   TIERFS_XATTR_EXTENTS_AT "user.tierfs.extents@OFFSET", OFFSET a byte
+ *                          offset in decimal digits (no sign, at most
+ *                          UINT64_MAX; EINVAL otherwise): one page of the
+ *                          list, see "Paged lists" below
  *   TIERFS_XATTR_EFFECTIVE file or dir: the policy in force, one line per
- *                          key: "KEY=VALUE FROM\n", FROM being the
- *                          directory (path from the mount root) or file
- *                          that sets it, or "default"
+ *                          key: "KEY=VALUE FROM\n".  VALUE has no space.
+ *                          FROM is the rest of the line: "default", "(this
+ *                          file)", or the directory that sets the key as
+ *                          a path from the mount root ("/a/b"), escaped
+ *                          so that it holds no newline: a backslash is
+ *                          "\\", and every byte below 0x20 and 0x7f is a
+ *                          backslash and three octal digits ("\012" for a
+ *                          newline); other bytes, spaces included, are
+ *                          as they are.  A path whose escaped form is
+ *                          longer than TIERFS_EFFECTIVE_FROM_MAX keeps
+ *                          only its last components, after "..."
+ *                          ("..." + "/c/d"), so that the value of all
+ *                          four keys always fits in one getxattr
  *   TIERFS_XATTR_STATS     mount root: counters, one record a line:
  *                          "tier NAME kind=K path=P size=B used=B free=B
  *                          extents=N read_bytes=B read_ops=N write_bytes=B
@@ -34,10 +51,58 @@
  *                          retries=N failures=N high_watermark=PCT
  *                          low_watermark=PCT bandwidth=B drain_stuck=N"
  *                          "mount extent_size=B inodes=N"
+ *                          (issue 11, appended to "mount": max_inodes=N
+ *                          the inode limit, 0 none; xattr_bytes=B charged
+ *                          by user.* xattrs; max_xattr_bytes=B their
+ *                          limit, 0 none; rss=B the daemon's resident
+ *                          memory)
  *                          New keys may be appended to a record; readers
  *                          skip keys they do not know.
  *   TIERFS_XATTR_VERIFY    file: reads every extent back and checks its
  *                          checksums: "extents=N checked=N errors=N"
+ *
+ * Every computed value fits in TIERFS_XATTR_VALUE_MAX bytes (the
+ * kernel's XATTR_SIZE_MAX: a longer value cannot pass getxattr(2)) or
+ * the daemon refuses it with E2BIG -- only the unpaged extent list can be
+ * that long.
+ *
+ * Paged lists.  getxattr("user.tierfs.extents@OFFSET") answers the runs
+ * of the extents from the one holding byte OFFSET on (a run that begins
+ * before OFFSET is listed from that extent), as many whole lines as fit,
+ * and, when the list goes on, a last line
+ *
+ *     "next N\n"         N: the OFFSET of the next page, always > OFFSET
+ *
+ * (a word, not digits, so it is never taken for a run).  A page without
+ * that line is the last one; a page past the end of the data is empty.
+ * A page, "next" line included, is at most TIERFS_XATTR_VALUE_MAX bytes,
+ * so one getxattr with a buffer that large always succeeds and needs no
+ * size probe; a probe (size 0) answers the length of the same page, and
+ * a call that follows it with that size sees the same page unless the
+ * file changed meanwhile (then ERANGE: probe again).  A reader starts at
+ * "@0" and follows "next" until a page has none.  Each page is read
+ * under the file's data lock, but the pages are not one snapshot: a
+ * file written or migrated meanwhile shows its state at each page.  To
+ * bound the work of one request a page stops after TIERFS_PAGE_EXTENTS
+ * extents, so a longer run may continue on the next page on the same
+ * tier: readers that count runs merge a run with the one before it when
+ * it starts where that one ends, on the same tier.
+ *
+ * Quotas (issue 11; fs/quota.h):
+ *   TIERFS_XATTR_QUOTA_SET stored on a directory
+ *                          by root only: "SIZE" (all tiers) or
+ *                          "KEY:SIZE,..." with KEY a tier name or "total";
+ *                          getxattr returns it as it was set
+ *   TIERFS_XATTR_QUOTA     file or dir, computed, read-only: one line per
+ *                          quota that applies, innermost first:
+ *                          "total=USED/LIMIT NAME=USED/LIMIT ... dir=PATH\n"
+ *                          with every tier in stack order; bytes in
+ *                          decimal, LIMIT "-" for none; PATH the quota
+ *                          directory from the mount root, escaped as FROM
+ *                          above (not shortened), the rest of the line.
+ *                          ENODATA when no quota applies.  New keys may
+ *                          come before "dir="; readers skip keys they do
+ *                          not know
  *
  * Policies (stored attributes, listed, inherited; see DESIGN.md):
  *   TIERFS_XATTR_TIERS, _PIN, _SPLIT, _PROMOTE
@@ -71,13 +136,29 @@
 
 #define TIERFS_XATTR_LAYOUT "user.tierfs.layout"
 #define TIERFS_XATTR_EXTENTS "user.tierfs.extents"
+/* the paged form: this prefix followed by the decimal OFFSET */
+#define TIERFS_XATTR_EXTENTS_AT "user.tierfs.extents@"
+/* the first word of the last line of a page that is not the last */
+#define TIERFS_PAGE_NEXT "next"
 #define TIERFS_XATTR_EFFECTIVE "user.tierfs.effective"
 #define TIERFS_XATTR_STATS "user.tierfs.stats"
 #define TIERFS_XATTR_VERIFY "user.tierfs.verify"
+#define TIERFS_XATTR_QUOTA "user.tierfs.quota"
+#define TIERFS_XATTR_QUOTA_SET "trusted.tierfs.quota"
 
 #define TIERFS_XATTR_CTL "user.tierfs.ctl."
 #define TIERFS_XATTR_CTL_MIGRATE "user.tierfs.ctl.migrate"
 #define TIERFS_XATTR_CTL_DRAIN "user.tierfs.ctl.drain"
+
+/* Longest tier name (1..32 of [A-Za-z0-9_-]; tiers/tier.h TIER_NAME_MAX). */
+#define TIERFS_TIER_NAME_MAX 32
+/* Longest computed value (XATTR_SIZE_MAX of <linux/limits.h>). */
+#define TIERFS_XATTR_VALUE_MAX 65536
+/* Extents one page of a paged list covers at most. */
+#define TIERFS_PAGE_EXTENTS (1u << 20)
+/* Longest escaped FROM path in user.tierfs.effective before it is
+ * shortened to ".../last/components". */
+#define TIERFS_EFFECTIVE_FROM_MAX 12288
 
 /* The fstype in /proc/self/mountinfo, for finding mounts. */
 #define TIERFS_FSTYPE "fuse.tierfs"

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * data.c -- regular file data over the extent map and the tiers.
+ * data.c -- regular file data over the extent map and the tiers: read,
+ * write, truncate, fallocate, copy_file_range, lseek and the per-file
+ * counts.  The rest of the data module (data.h) is in data_extent.c
+ * (placing, dropping and zeroing one extent, the tier failure log, the
+ * release of a file's slots), data_lost.c (byte ranges whose writeback
+ * failed) and data_move.c (the move of one extent to another tier);
+ * what they share is declared in data_i.h.
  *
  * Invariant: every byte of an extent that lies at or beyond i_size reads
  * as zero.  Writes past EOF land in fresh (zeroed) slots, truncation
@@ -8,14 +14,17 @@
  * growing a file again never exposes old data.
  *
  * Placement: a new extent goes to the first tier with a free slot in the
- * order its policy gives (policy_place_order()); when every allowed tier
- * is full the write fails with ENOSPC.  A
+ * order its policy gives (policy_place_order(), via extent_place()); when
+ * every allowed tier is full the write fails with ENOSPC.  A
  * failing write leaves earlier data as it was: an extent allocated for
  * it is given back, and a short count is returned for what was stored.
  *
  * Locking: callers hold no lock; each function takes the inode's
  * i_dlock (shared for reads, exclusive for changes) and i_lock only for
  * the attribute updates at the end.
+ *
+ * Return: a byte count or 0, or -errno as data.h says (-EIO for a lost
+ * range or a checksum mismatch, -ENOSPC, -EFBIG, a tier's -errno).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,208 +35,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "tierfs.h"
+#include "data.h"
+#include "data_i.h"
+#include "fs.h"
+#include "inode.h"
+#include "placement.h"
 #include "heat.h"
 #include "tier.h"
 #include "macro.h"
-#include "log.h"
 #include "banned.h"
-
-static inline uint64_t ext_mask(const struct tierfs *fs)
-{
-	return (uint64_t)fs->extent_size - 1;
-}
-
-/* Lost ranges an inode keeps before merging them into one. */
-#define LOST_RANGES_MAX 32
-
-/* Does [@off, @off+@len) meet a lost range?  Called with i_dlock held. */
-static bool lost_overlaps(const struct tfs_inode *inode, uint64_t off,
-			  uint64_t len)
-{
-	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
-
-	for (uint32_t i = 0; i < inode->i_nlost; i++) {
-		const struct byte_range *b = &inode->i_lost[i];
-
-		if (b->start >= end)
-			break;
-		if (b->end > off)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Forget the lost bytes in [@off, @end): they were stored again, or cut
- * or punched away.  Splitting a range needs memory; without it the range
- * stays whole, and reads of it go on failing (safe, never wrong data).
- * Called with i_dlock exclusive.
- */
-static void lost_clear(struct tfs_inode *inode, uint64_t off, uint64_t end)
-{
-	uint32_t i = 0;
-
-	while (i < inode->i_nlost) {
-		struct byte_range *b = &inode->i_lost[i];
-
-		if (b->end <= off) {
-			i++;
-			continue;
-		}
-		if (b->start >= end)
-			break;
-		if (b->start >= off && b->end <= end) {
-			memmove(b, b + 1,
-				(inode->i_nlost - i - 1) * sizeof(*b));
-			inode->i_nlost--;
-			continue;
-		}
-		if (b->start < off && b->end > end) {
-			struct byte_range *n;
-
-			n = realloc(inode->i_lost,
-				    (inode->i_nlost + 1) * sizeof(*n));
-			if (!n)
-				return;
-			inode->i_lost = n;
-			b = &n[i];
-			memmove(b + 1, b, (inode->i_nlost - i) * sizeof(*b));
-			inode->i_nlost++;
-			b[0].end = off;
-			b[1].start = end;
-			return;
-		}
-		if (b->start < off)
-			b->end = off;
-		else
-			b->start = end;
-		i++;
-	}
-	if (inode->i_nlost == 0) {
-		free(inode->i_lost);
-		inode->i_lost = NULL;
-	}
-}
-
-int data_mark_lost(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
-		   uint64_t len)
-{
-	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
-	struct byte_range *n;
-	uint32_t k = 0;
-
-	(void)fs;
-	if (len == 0)
-		return 0;
-	pthread_rwlock_wrlock(&inode->i_dlock);
-	n = malloc((inode->i_nlost + 1) * sizeof(*n));
-	if (!n) {
-		pthread_rwlock_unlock(&inode->i_dlock);
-		return -ENOMEM;
-	}
-	/* ranges before, the new one merged with what it meets, after */
-	for (uint32_t i = 0; i < inode->i_nlost; i++) {
-		const struct byte_range *b = &inode->i_lost[i];
-
-		if (b->end < off) {
-			n[k++] = *b;
-		} else if (b->start > end) {
-			break;
-		} else {
-			off = MIN(off, b->start);
-			end = MAX(end, b->end);
-		}
-	}
-	n[k++] = (struct byte_range){ off, end };
-	for (uint32_t i = 0; i < inode->i_nlost; i++)
-		if (inode->i_lost[i].start > end)
-			n[k++] = inode->i_lost[i];
-	if (k > LOST_RANGES_MAX) {
-		n[0].end = n[k - 1].end;
-		k = 1;
-	}
-	free(inode->i_lost);
-	inode->i_lost = n;
-	inode->i_nlost = k;
-	pthread_rwlock_unlock(&inode->i_dlock);
-	return 0;
-}
-
-/*
- * Allocate a slot for extent @idx of @inode on the first tier with room
- * and insert it.  Called with i_dlock exclusive.
- * Return: the new entry, or NULL with *ret_err = -ENOSPC or -ENOMEM.
- */
-static struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
-				   uint64_t idx, unsigned skip,
-				   const struct policy *pol, int *ret_err)
-{
-	uint8_t order[TIER_MAX_CONF];
-	unsigned n = policy_place_order(pol, idx << fs->extent_shift, order);
-	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
-	struct extent e = { 0 };
-	int r = -ENOSPC;
-
-	for (unsigned i = 0; i < n; i++) {
-		unsigned t = order[i];
-
-		if ((skip | draining) & (1u << t))
-			continue;
-		r = tier_slot_alloc(fs->tiers[t], &e.slot);
-		if (r == 0) {
-			e.tier = (uint8_t)t;
-			break;
-		}
-		__atomic_add_fetch(&fs->tiers[t]->stats.spills, 1,
-				   __ATOMIC_RELAXED);
-	}
-	if (r < 0) {
-		*ret_err = r;
-		return NULL;
-	}
-	e.wgen = ++inode->i_wgen;
-	e.stamp = tierfs_tick(fs);
-	r = extent_map_insert(&inode->i_map, idx, &e);
-	if (r < 0) {
-		tier_slot_free(fs->tiers[e.tier], e.slot);
-		*ret_err = r;
-		return NULL;
-	}
-	return extent_map_lookup(&inode->i_map, idx);
-}
-
-/*
- * Log a tier failure, at most once per tier every TIER_WARN_INTERVAL
- * seconds: a failing device must not flood the log, and one line is
- * enough to tell the administrator which tier and why.
- */
-#define TIER_WARN_INTERVAL 10
-
-static void tier_warn(struct tierfs *fs, unsigned t, const char *what, int err)
-{
-	int64_t now = (int64_t)now_ts().tv_sec;
-	int64_t last = __atomic_load_n(&fs->tier_warned[t], __ATOMIC_RELAXED);
-
-	if (now - last < TIER_WARN_INTERVAL)
-		return;
-	if (!__atomic_compare_exchange_n(&fs->tier_warned[t], &last, now, false,
-					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return; /* another thread logs it */
-	log_err("%s error on tier '%s': %s", what, fs->tiers[t]->name,
-		strerror(-err));
-}
-
-/* Remove extent @idx and give its slot back.  Called with i_dlock
- * exclusive. */
-static void extent_drop(struct tierfs *fs, struct tfs_inode *inode,
-			uint64_t idx)
-{
-	struct extent old;
-
-	if (extent_map_remove(&inode->i_map, idx, &old) == 0)
-		tier_slot_free(fs->tiers[old.tier], old.slot);
-}
 
 ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		  size_t len, uint64_t off)
@@ -261,7 +77,8 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 			r = tier_read(fs->tiers[e->tier], e->slot, eoff,
 				      buf + done, n);
 			if (r < 0) {
-				tier_warn(fs, e->tier, "read", (int)r);
+				r = tier_fail(fs, e->tier, inode, pos, "read",
+					      (int)r);
 				break;
 			}
 		}
@@ -315,8 +132,8 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 						       buf + done, k);
 
 				if (rr < 0) {
-					tier_warn(fs, e->tier, "read", (int)rr);
-					r = (int)rr;
+					r = tier_fail(fs, e->tier, inode, pos,
+						      "read", (int)rr);
 					break;
 				}
 				p = buf + done;
@@ -371,8 +188,8 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 			w = tier_write(fs->tiers[e->tier], e->slot, eoff,
 				       buf + done, n);
 			if (w < 0) {
-				r = (int)w;
-				tier_warn(fs, e->tier, "write", r);
+				r = tier_fail(fs, e->tier, inode, pos,
+					      "write", (int)w);
 				break;
 			}
 		} else {
@@ -394,11 +211,11 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 					       eoff, buf + done, n);
 				if (w >= 0)
 					break;
-				tier_warn(fs, e->tier, "write", (int)w);
+				werr = tier_fail(fs, e->tier, inode, pos,
+						 "write", (int)w);
 				failed |= 1u << e->tier;
 				extent_drop(fs, inode, idx);
 				e = NULL;
-				werr = (int)w;
 			}
 			if (!e) {
 				/* no tier left: report what the last one said */
@@ -421,34 +238,6 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 	}
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return done > 0 ? (ssize_t)done : r;
-}
-
-/* Free every extent with index >= @first.  Called with i_dlock
- * exclusive. */
-static void drop_from(struct tierfs *fs, struct tfs_inode *inode,
-		      uint64_t first, uint64_t last)
-{
-	uint64_t idx;
-
-	while (extent_map_next(&inode->i_map, first, &idx) && idx <= last) {
-		extent_drop(fs, inode, idx);
-		if (idx == EXTENT_MAP_MAX_INDEX)
-			break;
-		first = idx + 1;
-	}
-}
-
-/* Zero [off, off+len) inside extent @idx if it is present.  Called with
- * i_dlock exclusive. */
-static int zero_in_extent(struct tierfs *fs, struct tfs_inode *inode,
-			  uint64_t idx, uint64_t off, uint64_t len)
-{
-	struct extent *e = extent_map_lookup(&inode->i_map, idx);
-
-	if (!e || len == 0)
-		return 0;
-	e->wgen = ++inode->i_wgen;
-	return tier_zero(fs->tiers[e->tier], e->slot, off, (size_t)len);
 }
 
 int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
@@ -667,7 +456,8 @@ static int zero_hole(struct tierfs *fs, struct tfs_inode *inode,
 ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 		  struct tfs_inode *out, uint64_t off_out, size_t len)
 {
-	size_t chunk = fs->extent_size;
+	/* a bounded buffer, whatever the extent size */
+	size_t chunk = MIN((size_t)fs->extent_size, (size_t)TIERFS_MAX_IO);
 	size_t done = 0;
 	ssize_t r = 0;
 	char *buf = malloc(chunk);
@@ -691,6 +481,7 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 			done += h;
 			continue;
 		}
+		n = MIN(n, chunk);
 		r = data_read(fs, in, buf, n, pos);
 		if (r <= 0)
 			break;
@@ -753,20 +544,6 @@ void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 		bytes[e->tier] += fs->extent_size;
 }
 
-static void release_one(const struct extent *e, uint64_t idx, void *arg)
-{
-	struct tierfs *fs = arg;
-
-	tier_slot_free(fs->tiers[e->tier], e->slot);
-}
-
-void data_release(struct tierfs *fs, struct tfs_inode *inode)
-{
-	extent_map_release(&inode->i_map, release_one, fs);
-	free(inode->i_lost);
-	inode->i_lost = NULL;
-	inode->i_nlost = 0;
-}
 
 uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode)
 {
@@ -775,69 +552,4 @@ uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode)
 				     __ATOMIC_RELAXED);
 
 	return n * (fs->extent_size / 512);
-}
-
-int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
-			uint64_t idx, unsigned src, uint32_t src_slot,
-			unsigned dst)
-{
-	struct tier *st = fs->tiers[src], *dt = fs->tiers[dst];
-	struct extent *e;
-	uint32_t gen, dslot;
-	char *buf;
-	ssize_t r;
-
-	buf = malloc(fs->extent_size);
-	if (!buf)
-		return -ENOMEM;
-
-	/* 1. copy out under the shared lock: readers go on, writers wait */
-	pthread_rwlock_rdlock(&inode->i_dlock);
-	e = extent_map_lookup(&inode->i_map, idx);
-	if (!e || e->tier != src || e->slot != src_slot) {
-		pthread_rwlock_unlock(&inode->i_dlock);
-		r = -EAGAIN;
-		goto out_free;
-	}
-	gen = e->wgen;
-	/* verifies the source's checksums: corruption is never copied */
-	r = tier_read(st, src_slot, 0, buf, fs->extent_size);
-	pthread_rwlock_unlock(&inode->i_dlock);
-	if (r < 0) {
-		tier_warn(fs, src, "migration read", (int)r);
-		goto out_free;
-	}
-
-	/* 2. write the copy with no lock held */
-	r = tier_slot_alloc(dt, &dslot);
-	if (r < 0)
-		goto out_free;
-	r = tier_write(dt, dslot, 0, buf, fs->extent_size);
-	if (r < 0) {
-		tier_warn(fs, dst, "migration write", (int)r);
-		goto out_free_dst;
-	}
-
-	/* 3. switch atomically, unless a writer changed the extent since */
-	pthread_rwlock_wrlock(&inode->i_dlock);
-	e = extent_map_lookup(&inode->i_map, idx);
-	if (e && e->tier == src && e->slot == src_slot && e->wgen == gen) {
-		e->tier = (uint8_t)dst;
-		e->slot = dslot;
-		r = 0;
-	} else {
-		r = -EAGAIN;
-	}
-	pthread_rwlock_unlock(&inode->i_dlock);
-	if (r < 0)
-		goto out_free_dst;
-	tier_slot_free(st, src_slot);
-	free(buf);
-	return 0;
-
-out_free_dst:
-	tier_slot_free(dt, dslot);
-out_free:
-	free(buf);
-	return (int)r;
 }

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * dir.c -- directory entries: a hash table for lookup and a cookie-ordered
- * array for readdir.  See struct tfs_dir in tierfs.h.  Every function is
+ * array for readdir.  See struct tfs_dir in dir.h.  Every function is
  * called with fs->ns_lock held (exclusive for changes).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tierfs.h"
+#include "dir.h"
+#include "inode.h"
 #include "banned.h"
 
 #define DIR_HASH_MIN 16

@@ -45,7 +45,9 @@ void extent_map_init(struct extent_map *map)
 {
 	map->root = NULL;
 	map->height = 0;
-	map->nr_extents = 0;
+	/* nr_extents: written under the inode's data lock, but read
+	 * without it (data_blocks, the migrator): relaxed atomic stores */
+	__atomic_store_n(&map->nr_extents, 0, __ATOMIC_RELAXED);
 }
 
 static void release_rec(void *p, unsigned height, uint64_t base,
@@ -196,7 +198,8 @@ int extent_map_insert(struct extent_map *map, uint64_t idx,
 	}
 	l->ext[idx & EMAP_MASK] = *e;
 	l->count++;
-	map->nr_extents++;
+	__atomic_store_n(&map->nr_extents, map->nr_extents + 1,
+			 __ATOMIC_RELAXED);
 	return 0;
 
 err_prune:
@@ -255,7 +258,8 @@ int extent_map_remove(struct extent_map *map, uint64_t idx,
 	memset(e, 0, sizeof(*e));
 	e->tier = EXTENT_TIER_NONE;
 	l->count--;
-	map->nr_extents--;
+	__atomic_store_n(&map->nr_extents, map->nr_extents - 1,
+			 __ATOMIC_RELAXED);
 
 	/* free emptied nodes bottom up: the leaf, then its ancestors */
 	if (l->count == 0 && depth > 0) {

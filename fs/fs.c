@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tierfs.h"
+#include "fs.h"
+#include "inode.h"
+#include "dir.h"
 #include "heat.h"
 #include "kernel.h"
 #include "migrate.h"
@@ -105,6 +107,24 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 		fs->names.name[i] = fs->tiers[i]->name;
 		fs->ntiers++;
 		fs->names.n = fs->ntiers;
+		/* issue 11: what dead mounts left in this tier's path */
+		if (fs->tiers[i]->swept_dirs)
+			log_warn("tier '%s': removed %u director%s left by dead mounts in %s (%llu bytes of data)",
+				 tc->name, fs->tiers[i]->swept_dirs,
+				 fs->tiers[i]->swept_dirs == 1 ? "y" : "ies",
+				 tc->path,
+				 (unsigned long long)fs->tiers[i]->swept_bytes);
+	}
+	/* issue 11: tiers on one filesystem must fit in it together */
+	{
+		char why[512];
+
+		r = tier_check_shared_space(fs->tiers, fs->ntiers, why,
+					    sizeof(why));
+		if (r < 0) {
+			log_err("%s", why);
+			goto err_free;
+		}
 	}
 
 	fs->dirty_max = default_dirty_max(fs);
@@ -129,16 +149,6 @@ err_free:
 	return r;
 }
 
-uint32_t tierfs_tick(const struct tierfs *fs)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint32_t)((now.tv_sec - fs->start.tv_sec) * HEAT_TICKS_PER_SEC +
-			  (now.tv_nsec - fs->start.tv_nsec) /
-				  (1000000000 / HEAT_TICKS_PER_SEC));
-}
-
 struct tierfs *tierfs_free(struct tierfs *fs)
 {
 	if (!fs)
@@ -160,31 +170,6 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 	pthread_mutex_destroy(&fs->itab_lock);
 	free(fs);
 	return NULL;
-}
-
-void tierfs_statfs(struct tierfs *fs, struct statvfs *st)
-{
-	uint64_t total = 0, avail = 0;
-
-	for (unsigned i = 0; i < fs->ntiers; i++) {
-		struct tier *t = fs->tiers[i];
-
-		total += (uint64_t)t->nslots * fs->extent_size;
-		avail += (uint64_t)tier_free_slots(t) * fs->extent_size;
-	}
-	memset(st, 0, sizeof(*st));
-	st->f_bsize = 4096;
-	st->f_frsize = 4096;
-	st->f_blocks = total / st->f_frsize;
-	st->f_bfree = avail / st->f_frsize;
-	st->f_bavail = st->f_bfree;
-	/* inodes cost memory only: report a large, steady count */
-	st->f_files = UINT32_MAX;
-	pthread_mutex_lock(&fs->itab_lock);
-	st->f_ffree = st->f_files - fs->ninodes;
-	pthread_mutex_unlock(&fs->itab_lock);
-	st->f_favail = st->f_ffree;
-	st->f_namemax = 255;
 }
 
 /* Append to a growing string; returns 0 or -ENOMEM. */
@@ -217,6 +202,22 @@ static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 
 #define LD(x) ((unsigned long long)(x))
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/* The daemon's resident memory in bytes (/proc/self/statm), 0 if
+ * unknown. */
+static uint64_t self_rss(void)
+{
+	unsigned long long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	long psize = sysconf(_SC_PAGESIZE);
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	return n == 2 && psize > 0 ? resident * (uint64_t)psize : 0;
+}
 
 ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 {
@@ -267,10 +268,14 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	if (r == 0)
 		r = appendf(&buf, &len, &cap,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
-			    "killpriv_v2=%d dirty_limit=%llu writeback_errors=%llu\n",
+			    "killpriv_v2=%d dirty_limit=%llu writeback_errors=%llu "
+			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
+			    "rss=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
-			    LD(LOAD(fs->dirty_reserve)), LD(LOAD(fs->wb_errors)));
+			    LD(LOAD(fs->dirty_reserve)), LD(LOAD(fs->wb_errors)),
+			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
+			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
 	if (r < 0) {
 		free(buf);
 		return r;

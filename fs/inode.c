@@ -2,7 +2,7 @@
 /*
  * inode.c -- inode creation, lifetime and attributes.
  *
- * Lock order (see tierfs.h for what each lock guards):
+ * Lock order (see fs.h for what each lock guards):
  *   fs->ns_lock -> inode->i_dlock -> inode->i_lock -> fs->itab_lock
  *   -> tier->alloc_lock
  *
@@ -17,9 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tierfs.h"
+#include "inode.h"
+#include "fs.h"
+#include "data.h"
+#include "dir.h"
+#include "xattr.h"
 #include "never.h"
-#include "tier.h"
 #include "banned.h"
 
 struct timespec now_ts(void)
@@ -33,10 +36,26 @@ struct timespec now_ts(void)
 struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 			    gid_t gid, dev_t rdev)
 {
-	struct tfs_inode *inode = calloc(1, sizeof(*inode));
+	uint64_t max = fs->opt.max_inodes;
+	struct tfs_inode *inode;
 
-	if (!inode)
+	/*
+	 * Take our place in the count first (the stats and statfs read it
+	 * without itab_lock: atomic), so that racing creates cannot pass
+	 * --max-inodes together; maybe_unhook() gives it back.
+	 */
+	if (__atomic_add_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED) > max &&
+	    max) {
+		__atomic_sub_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED);
+		errno = ENOSPC;
 		return NULL;
+	}
+	inode = calloc(1, sizeof(*inode));
+	if (!inode) {
+		__atomic_sub_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED);
+		errno = ENOMEM;
+		return NULL;
+	}
 	inode->i_type = mode & S_IFMT;
 	inode->i_mode = mode & ~S_IFMT;
 	inode->i_uid = uid;
@@ -54,7 +73,6 @@ struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 	inode->i_prev = &fs->inodes;
 	fs->inodes.i_next->i_prev = inode;
 	fs->inodes.i_next = inode;
-	fs->ninodes++;
 	pthread_mutex_unlock(&fs->itab_lock);
 	return inode;
 }
@@ -64,6 +82,13 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode)
 {
 	if (!inode)
 		return;
+	/*
+	 * tfs_read() replies from the tier with the data lock held shared
+	 * and unlocks after the reply, when the kernel may already have
+	 * closed the file and forgotten the inode: wait for that unlock.
+	 */
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	pthread_rwlock_unlock(&inode->i_dlock);
 	switch (inode->i_type) {
 	case S_IFREG:
 		data_release(fs, inode);
@@ -75,7 +100,7 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode)
 		free(inode->i_link);
 		break;
 	}
-	xattr_release(inode);
+	xattr_release(fs, inode);
 	free(inode->i_parents);
 	pthread_rwlock_destroy(&inode->i_dlock);
 	pthread_mutex_destroy(&inode->i_lock);
@@ -91,7 +116,7 @@ static bool maybe_unhook(struct tierfs *fs, struct tfs_inode *inode)
 	inode->i_prev->i_next = inode->i_next;
 	inode->i_next->i_prev = inode->i_prev;
 	inode->i_prev = inode->i_next = NULL;
-	fs->ninodes--;
+	__atomic_sub_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -218,6 +243,19 @@ void inode_touch(struct tfs_inode *inode, bool m, bool c)
 		inode->i_mtime = ts;
 	if (c)
 		inode->i_ctime = ts;
+}
+
+void inode_touch_atime(struct tfs_inode *inode)
+{
+	struct timespec now = now_ts();
+
+	/* relatime: only if older than mtime/ctime, or a day old */
+	pthread_mutex_lock(&inode->i_lock);
+	if (inode->i_atime.tv_sec <= inode->i_mtime.tv_sec ||
+	    inode->i_atime.tv_sec <= inode->i_ctime.tv_sec ||
+	    now.tv_sec - inode->i_atime.tv_sec >= 24 * 3600)
+		inode->i_atime = now;
+	pthread_mutex_unlock(&inode->i_lock);
 }
 
 /* Called with i_lock held. */

@@ -38,7 +38,7 @@
 #include "fuse_inc.h"
 #include "kernel.h"
 #include "kernel_i.h"
-#include "tierfs.h"
+#include "fs.h"
 #include "log.h"
 #include "banned.h"
 

@@ -21,8 +21,9 @@
 #include "kernel.h"
 #include "ops.h"
 #include "options.h"
-#include "tierfs.h"
+#include "fs.h"
 #include "log.h"
+#include "tier.h"
 #include "banned.h"
 
 static void usage(FILE *f)
@@ -47,6 +48,10 @@ static void usage(FILE *f)
 		"  --dirty-max SIZE             dirty page cache the kernel may hold, and\n"
 		"                               the free-space reserve (default 256M,\n"
 		"                               at most 1/8 of the tiers)\n"
+		"  --max-inodes N               most inodes in the mount (K, M suffixes;\n"
+		"                               default one per 8K of memory; 0 = none)\n"
+		"  --max-xattr-bytes SIZE       most bytes of user.* xattrs in the mount\n"
+		"                               (default 1/128 of memory; 0 = none)\n"
 		"  --no-writeback-cache         send every write(2) to the daemon at once\n"
 		"  --no-kernel-features         ask only for what libfuse asks for\n"
 		"  -o OPT[,OPT...]              FUSE mount options (allow_other, ...);\n"
@@ -179,6 +184,16 @@ int main(int argc, char **argv)
 	}
 	if (check_mountpoint(opt.mountpoint) < 0)
 		goto out;
+	/* issue 11: the mount would hide a tier at or under it */
+	for (unsigned i = 0; i < opt.ntiers; i++) {
+		if (!opt.tiers[i].path ||
+		    !tier_path_within(opt.tiers[i].path, opt.mountpoint))
+			continue;
+		fprintf(stderr,
+			"tierfs: tier '%s' (%s) is at or under the mount point '%s': tier paths must lie outside it\n",
+			opt.tiers[i].name, opt.tiers[i].path, opt.mountpoint);
+		goto out;
+	}
 
 	/* tier errors are logged (to stderr: not detached yet) by create */
 	if (tierfs_create(&opt, &fs) < 0)
@@ -201,25 +216,27 @@ int main(int argc, char **argv)
 		log_warn("cannot hook the FUSE device: %s; using only what libfuse %s negotiates",
 			 strerror(-r), fuse_pkgversion());
 	/*
-	 * Detached, we log to syslog (the journal takes it from there).  A
-	 * node without /dev/log would lose every message, so then we keep
+	 * Detached, we log to the journal when it listens, else to syslog.
+	 * A node with neither would lose every message, so then we keep
 	 * writing to the stderr we were started with, which daemonizing
 	 * would close -- if it is a terminal or a file.  Never a pipe or a
 	 * socket: whoever started us (`out=$(mount ...)`) would wait for its
 	 * end as long as the mount lives.
 	 */
-	if (!opt.foreground && access("/dev/log", W_OK) != 0 &&
-	    stderr_keepable())
+	if (!opt.foreground && !log_journal_present(NULL) &&
+	    access("/dev/log", W_OK) != 0 && stderr_keepable())
 		saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (fuse_daemonize(opt.foreground) != 0)
 		goto out_unmount;
 	if (saved_stderr >= 0) {
 		(void)dup2(saved_stderr, STDERR_FILENO);
 		(void)close(saved_stderr);
-		log_warn("no syslog socket (/dev/log): logging to stderr");
-	} else if (!opt.foreground) {
+		log_warn("no journal and no syslog socket (/dev/log): logging to stderr");
+	} else if (!opt.foreground && log_setup_journal(NULL) < 0) {
 		log_setup("tierfs", true, opt.debug);
 	}
+	if (!opt.foreground)
+		log_info("mounted on '%s'", opt.mountpoint);
 
 	if (opt.single_thread) {
 		r = fuse_session_loop(se);

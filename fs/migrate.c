@@ -19,11 +19,32 @@
  * there as soon as there is room, whatever its heat; an extent at home
  * is never demoted, and one with a home or with promote=0 is never
  * promoted by heat.
- * Moves are rate-limited to opt.migrate_bw bytes per second.
+ * Moves are rate-limited to opt.migrate_bw bytes per second by one
+ * throttle that every move of the mount shares (migrate_throttle(): the
+ * migrator, tierctl migrate, a drain without a migrator; throttle.c).
+ *
+ * Kicks coalesce: migrator_kick() only sets a flag.  A kicked pass starts
+ * MIGRATE_KICK_GAP_MS after the end of the previous one at the soonest,
+ * or as long after it as that pass took if that is longer, so that no
+ * loop of policy changes drives more than a few passes a second nor
+ * keeps the migrator more than half busy; the timed pass comes
+ * MIGRATE_INTERVAL_MS after the end of the last one, as before.
+ *
+ * A move that fails on a tier (an I/O error or a checksum mismatch the
+ * tier counted, or a device that is full below the tier's size) counts
+ * in failures, is logged once, and puts the tier in back-off: no move to
+ * or from it for 1 s, doubling with each further failure up to 60 s,
+ * until a move involving it succeeds again.
+ *
+ * Why one file of ~760 lines: the five passes (demote, promote with its
+ * exchange, drain, fixup) share one scan, its candidate vectors and the
+ * back-off state, and read best side by side; the throttle, the one part
+ * with a life of its own, is in throttle.c.
  *
  * Locking: the migrator holds no lock of its own while it moves data;
- * mig->lock guards only the stop flag, the kick flag and the stats.
- * Inodes are kept alive by inode_pin() across the pass.
+ * mig->lock guards only the stop flag, the kick flag, the pass times and
+ * the stats; the throttle has its own lock.  Inodes are kept alive by
+ * inode_pin() across the pass.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,14 +53,22 @@
 #include <time.h>
 
 #include "migrate.h"
-#include "tierfs.h"
+#include "fs.h"
+#include "inode.h"
+#include "data.h"
+#include "placement.h"
 #include "heat.h"
+#include "testhook.h"
 #include "tier.h"
 #include "macro.h"
 #include "log.h"
+#include "throttle.h"
 #include "banned.h"
 
 #define MIGRATE_INTERVAL_MS 500
+#define MIGRATE_KICK_GAP_MS 250	  /* kicked passes: at least this apart */
+#define BACKOFF_MIN_MS 1000	  /* a failing tier: first back-off */
+#define BACKOFF_MAX_MS 60000	  /* ... doubling up to this */
 
 struct cand {
 	struct tfs_inode *inode;
@@ -71,11 +100,50 @@ struct migrator {
 	struct migrate_stats stats;
 	uint64_t drain_stuck; /* extents the last pass could not drain */
 
-	/* rate limiter; only the migrator thread touches these */
-	struct timespec window_start;
-	uint64_t window_bytes;
+	uint64_t last_end_ns;	/* lock; CLOCK_MONOTONIC end of the last pass */
+	uint64_t last_len_ns;	/* lock; how long the last pass took */
+
+	struct throttle thr;	/* shared with ctl moves (migrate_throttle()) */
+
+	/* back-off of failing tiers; migrator thread only */
+	uint64_t backoff_until_ns[TIER_MAX_CONF];
+	uint32_t backoff_ms[TIER_MAX_CONF]; /* 0: the tier is not failing */
 	struct scan *scan; /* the pass under way; migrator thread only */
 };
+
+/*
+ * With no migrator thread (--no-migrate, or a test's migrator_run_pass())
+ * moves share this one, for the mount it was last used by: a daemon
+ * serves one mount, and a unit test that makes another starts afresh.
+ */
+static struct {
+	pthread_mutex_t lock;
+	const struct tierfs *fs;
+	struct throttle thr;
+} spare = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void migrate_throttle(struct tierfs *fs, uint64_t bytes)
+{
+	uint64_t bw = fs->opt.migrate_bw;
+	struct throttle *t;
+
+	if (bw == 0)
+		return;
+	if (fs->mig) {
+		t = &fs->mig->thr;
+	} else {
+		pthread_mutex_lock(&spare.lock);
+		if (spare.fs != fs) {
+			if (spare.fs)
+				throttle_destroy(&spare.thr);
+			throttle_init(&spare.thr);
+			spare.fs = fs;
+		}
+		pthread_mutex_unlock(&spare.lock);
+		t = &spare.thr;
+	}
+	throttle_wait(t, bw, bytes);
+}
 
 static int vec_push(struct cand_vec *cv, const struct cand *c)
 {
@@ -133,39 +201,50 @@ static bool stopping(struct migrator *m)
 	return s;
 }
 
-/* Sleep as needed to keep the moved bytes under migrate_bw per second. */
-static void throttle(struct migrator *m, uint64_t bytes)
-{
-	uint64_t bw = m->fs->opt.migrate_bw;
-	struct timespec now;
-	double elapsed, due;
-
-	if (bw == 0)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	elapsed = (double)(now.tv_sec - m->window_start.tv_sec) +
-		  (double)(now.tv_nsec - m->window_start.tv_nsec) / 1e9;
-	if (elapsed > 1.0) {
-		m->window_start = now;
-		m->window_bytes = 0;
-		elapsed = 0;
-	}
-	m->window_bytes += bytes;
-	due = (double)m->window_bytes / (double)bw;
-	if (due > elapsed) {
-		double d = due - elapsed;
-		struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
-
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* Move one candidate; updates counters.  Returns 0 or -errno. */
 static void scan_drop_inode(struct migrator *m, struct tfs_inode *inode);
+
+static bool backed_off(struct migrator *m, unsigned t, uint64_t now)
+{
+	return m->backoff_ms[t] && now < m->backoff_until_ns[t];
+}
+
+/* Errors tier @t has counted so far (I/O and checksum). */
+static uint64_t tier_errors(struct tierfs *fs, unsigned t)
+{
+	return __atomic_load_n(&fs->tiers[t]->stats.io_errors, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&fs->tiers[t]->stats.csum_errors, __ATOMIC_RELAXED);
+}
+
+/* A move involving tier @t failed with @err: back off from it, longer
+ * each time; the first failure of a spell is logged. */
+static void tier_failed(struct migrator *m, unsigned t, int err)
+{
+	uint32_t ms = m->backoff_ms[t];
+
+	if (!ms)
+		log_err("migrator: a move on tier '%s' failed (%s); no moves "
+			"to or from it for %u s, longer while it keeps failing",
+			m->fs->tiers[t]->name, strerror(-err),
+			BACKOFF_MIN_MS / 1000);
+	ms = ms ? MIN(2 * ms, (uint32_t)BACKOFF_MAX_MS) : BACKOFF_MIN_MS;
+	m->backoff_ms[t] = ms;
+	m->backoff_until_ns[t] = mono_ns() + (uint64_t)ms * 1000000u;
+}
+
+static void tier_ok(struct migrator *m, unsigned t)
+{
+	if (m->backoff_ms[t])
+		log_info("migrator: tier '%s' moves data again",
+			 m->fs->tiers[t]->name);
+	m->backoff_ms[t] = 0;
+}
 
 static int move(struct migrator *m, const struct cand *c, unsigned dst)
 {
 	struct tierfs *fs = m->fs;
+	uint64_t err_src, err_dst, now = mono_ns();
+	bool src_bad, dst_bad;
 	int r;
 
 	if (!c->inode)
@@ -180,18 +259,32 @@ static int move(struct migrator *m, const struct cand *c, unsigned dst)
 		scan_drop_inode(m, c->inode);
 		return -ENOENT;
 	}
+	if (backed_off(m, c->tier, now) || backed_off(m, dst, now))
+		return -EBUSY; /* a failing tier: not now */
+	migrate_throttle(fs, fs->extent_size);
+	err_src = tier_errors(fs, c->tier);
+	err_dst = tier_errors(fs, dst);
 	r = data_migrate_extent(fs, c->inode, c->idx, c->tier, c->slot, dst);
+	/* which tier failed: the one that counted an error meanwhile */
+	src_bad = r < 0 && tier_errors(fs, c->tier) != err_src;
+	dst_bad = r < 0 && tier_errors(fs, dst) != err_dst;
 
 	pthread_mutex_lock(&m->lock);
 	if (r == 0)
 		m->stats.moved++;
 	else if (r == -EAGAIN)
 		m->stats.retries++;
-	else if (r != -ENOSPC)
+	else if (r != -ENOSPC || src_bad || dst_bad)
 		m->stats.failures++;
 	pthread_mutex_unlock(&m->lock);
+	if (src_bad)
+		tier_failed(m, c->tier, r);
+	if (dst_bad)
+		tier_failed(m, dst, r);
 	if (r < 0)
 		return r;
+	tier_ok(m, c->tier);
+	tier_ok(m, dst);
 	if (dst < c->tier) {
 		__atomic_add_fetch(&fs->tiers[dst]->stats.promotions, 1,
 				   __ATOMIC_RELAXED);
@@ -203,7 +296,6 @@ static int move(struct migrator *m, const struct cand *c, unsigned dst)
 		__atomic_add_fetch(&fs->tiers[c->tier]->stats.demote_bytes,
 				   fs->extent_size, __ATOMIC_RELAXED);
 	}
-	throttle(m, fs->extent_size);
 	return 0;
 }
 
@@ -510,6 +602,7 @@ static void fixup_pass(struct migrator *m, struct scan *s)
 static void pass(struct migrator *m)
 {
 	struct tierfs *fs = m->fs;
+	uint64_t begin = mono_ns();
 	struct scan s = { 0 };
 	bool need_cold[TIER_MAX_CONF] = { false };
 	bool any_full = false;
@@ -534,6 +627,7 @@ static void pass(struct migrator *m)
 		log_warn("migrator: out of memory; skipping this pass");
 		goto out;
 	}
+	testhook(TESTHOOK_MIGRATE_COLLECTED, NULL, 0);
 	if (any_full)
 		demote_pass(m, &s);
 	fixup_pass(m, &s);
@@ -543,7 +637,24 @@ out:
 	scan_release(fs, &s);
 	pthread_mutex_lock(&m->lock);
 	m->stats.passes++;
+	m->last_end_ns = mono_ns();
+	m->last_len_ns = m->last_end_ns - begin;
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* When the next pass is due: the interval after the last one, or, when
+ * kicked, the kick gap (at least as long as the last pass took). */
+static uint64_t next_pass_ns(const struct migrator *m)
+{
+	uint64_t due = m->last_end_ns + (uint64_t)MIGRATE_INTERVAL_MS * 1000000u;
+
+	if (m->kicked) {
+		uint64_t gap = MAX((uint64_t)MIGRATE_KICK_GAP_MS * 1000000u,
+				   m->last_len_ns);
+
+		due = MIN(due, m->last_end_ns + gap);
+	}
+	return due;
 }
 
 static void *migrator_main(void *arg)
@@ -552,17 +663,15 @@ static void *migrator_main(void *arg)
 
 	pthread_mutex_lock(&m->lock);
 	while (!m->stop) {
-		struct timespec ts;
+		uint64_t due = next_pass_ns(m);
 
-		clock_gettime(CLOCK_MONOTONIC, &ts); /* see migrator_start() */
-		ts.tv_nsec += MIGRATE_INTERVAL_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		while (!m->stop && !m->kicked &&
-		       pthread_cond_timedwait(&m->cond, &m->lock, &ts) == 0)
-			;
-		if (m->stop)
-			break;
+		if (mono_ns() < due) {
+			struct timespec ts = ns_to_ts(due);
+
+			/* a kick or stop signals: work out the time again */
+			(void)pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+			continue;
+		}
 		m->kicked = false;
 		pthread_mutex_unlock(&m->lock);
 		pass(m);
@@ -581,19 +690,12 @@ int migrator_start(struct tierfs *fs)
 		return -ENOMEM;
 	m->fs = fs;
 	pthread_mutex_init(&m->lock, NULL);
-	/* wake-ups are timed on the monotonic clock: setting the date must
-	 * not stall or hurry the migrator */
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&m->cond, &ca);
-		pthread_condattr_destroy(&ca);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &m->window_start);
+	cond_init_mono(&m->cond);
+	throttle_init(&m->thr);
+	m->last_end_ns = mono_ns();
 	r = -pthread_create(&m->thread, NULL, migrator_main, m);
 	if (r < 0) {
+		throttle_destroy(&m->thr);
 		pthread_cond_destroy(&m->cond);
 		pthread_mutex_destroy(&m->lock);
 		free(m);
@@ -613,7 +715,9 @@ void migrator_stop(struct tierfs *fs)
 	m->stop = true;
 	pthread_cond_signal(&m->cond);
 	pthread_mutex_unlock(&m->lock);
+	throttle_stop(&m->thr); /* a move waiting for bandwidth ends now */
 	pthread_join(m->thread, NULL);
+	throttle_destroy(&m->thr);
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -630,6 +734,22 @@ void migrator_kick(struct tierfs *fs)
 	m->kicked = true;
 	pthread_cond_signal(&m->cond);
 	pthread_mutex_unlock(&m->lock);
+}
+
+int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats)
+{
+	struct migrator m = { .fs = fs };
+
+	if (fs->mig)
+		return -EBUSY;
+	pthread_mutex_init(&m.lock, NULL);
+	pass(&m);
+	pthread_mutex_destroy(&m.lock);
+	if (ret_stats) {
+		*ret_stats = m.stats;
+		ret_stats->drain_stuck = m.drain_stuck;
+	}
+	return 0;
 }
 
 void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret)

@@ -2,7 +2,7 @@
 /*
  * migrate.h -- the background migrator: keeps every tier below its high
  * watermark by demoting the coldest extents, and promotes hot extents
- * into faster tiers.  It decides; data_migrate_extent() (data.c) moves.
+ * into faster tiers.  It decides; data_migrate_extent() (data_move.c) moves.
  */
 #ifndef TIERFS_MIGRATE_H
 #define TIERFS_MIGRATE_H
@@ -32,8 +32,33 @@ int migrator_start(struct tierfs *fs);
 /* Stop and join the thread, free it; accepts a NULL fs->mig. */
 void migrator_stop(struct tierfs *fs);
 
-/* Run one scan-and-move pass now, in the calling thread (tests, tools). */
+/* Ask the migrator thread for a pass sooner than its next interval;
+ * returns at once.  Kicks coalesce: the pass starts MIGRATE_KICK_GAP_MS
+ * (250 ms) after the end of the last one at the soonest, or as long
+ * after it as that one took, however many kicks came meanwhile.  Does
+ * nothing without a migrator. */
 void migrator_kick(struct tierfs *fs);
+
+/**
+ * migrate_throttle() - wait for the bandwidth of moving @bytes
+ * Every move of the mount -- the migrator's, tierctl migrate's, a drain's
+ * -- calls this before it copies, so together they keep under
+ * opt.migrate_bw bytes per second (0: no limit, no wait): each call
+ * reserves the next @bytes/bw seconds of the mount's migration time and
+ * sleeps until they have passed.  Thread-safe; call with no lock held.
+ * Unmounting (migrator_stop()) ends every wait at once.
+ */
+void migrate_throttle(struct tierfs *fs, uint64_t bytes);
+
+/**
+ * migrator_run_pass() - one scan-and-move pass in the calling thread, for
+ * tests: deterministic (no thread, no interval), with the mount's policy,
+ * watermarks and bandwidth limit.
+ * @ret_stats: the counters of this pass alone (passes = 1); may be NULL
+ * Return: 0, or -EBUSY when the migrator thread runs (fs->mig set): two
+ * passes at once would each move what the other is moving.
+ */
+int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats);
 
 void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret);
 

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ops.c -- the FUSE low-level handlers.  Each one decodes the request,
- * calls into inode/dir/data/xattr code (which returns -errno), drops every
- * lock, and only then replies: a reply may be the kernel's last reference
- * to an inode, after which a forget may free it.
+ * calls into namespace/data/xattr/placement code (which returns -errno
+ * and never replies), drops every lock, and only then replies: a reply
+ * may be the kernel's last reference to an inode, after which a forget
+ * may free it.  What is left here is the FUSE side only: node ids,
+ * entry and attribute replies with their timeouts, counted lookups the
+ * kernel did not take, open flags, reply buffers, readdir encoding.
+ *
+ * Longer than 700 lines for a reason: one short handler per FUSE
+ * operation (34) and the operation table; splitting them by theme
+ * would only scatter the table and the shared reply helpers.
  *
  * Node ids: the kernel's node id for an inode is the inode's address
  * (FUSE_ROOT_ID stands for the root), which saves a table lookup per
@@ -13,21 +20,23 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
-#include <sys/xattr.h>
-#include <stdio.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "kernel.h"
-#include "migrate.h"
 #include "ops.h"
 #include "reply.h"
-#include "tierfs.h"
+#include "namespace.h"
+#include "fs.h"
+#include "inode.h"
+#include "data.h"
+#include "placement.h"
+#include "xattr.h"
+#include "ctl.h"
+#include "kernel.h"
+#include "migrate.h"
 #include "macro.h"
 #include "log.h"
 #include "banned.h"
@@ -61,22 +70,34 @@ static fuse_ino_t node_id(struct tierfs *fs, struct tfs_inode *inode)
 	return inode == fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)inode;
 }
 
+/* The reply's entry for @inode, whose attributes namespace.c read. */
 static void fill_entry(struct tierfs *fs, struct tfs_inode *inode,
-		       struct fuse_entry_param *e)
+		       const struct stat *st, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = node_id(fs, inode);
 	e->generation = inode->i_ino;
 	e->attr_timeout = ATTR_TIMEOUT;
 	e->entry_timeout = ENTRY_TIMEOUT;
-	pthread_mutex_lock(&inode->i_lock);
-	inode_fill_stat(fs, inode, &e->attr);
-	pthread_mutex_unlock(&inode->i_lock);
+	e->attr = *st;
 }
 
-static int check_name(const char *name)
+static int req_getgroups(void *arg, int size, gid_t list[])
 {
-	return strlen(name) > NAME_MAX ? -ENAMETOOLONG : 0;
+	return fuse_req_getgroups(arg, size, list);
+}
+
+/* The caller of @req; its groups are read only if a rule needs them. */
+static struct ns_cred req_cred(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return (struct ns_cred){
+		.uid = ctx->uid,
+		.gid = ctx->gid,
+		.getgroups = req_getgroups,
+		.arg = req,
+	};
 }
 
 static void tfs_init(void *userdata, struct fuse_conn_info *conn)
@@ -140,28 +161,21 @@ static void reply_entry_counted(fuse_req_t req, struct fuse_entry_param *e)
 static void tfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct tierfs *fs = req_fs(req);
-	struct tfs_inode *dir = ino_get(req, parent);
 	struct fuse_entry_param e;
-	struct dentry *de;
-	int r = check_name(name);
+	struct tfs_inode *inode;
+	struct stat st;
+	int r = ns_lookup(fs, ino_get(req, parent), name, &inode, &st);
 
-	if (r < 0)
-		return tierfs_reply_err(req, r);
-	pthread_rwlock_rdlock(&fs->ns_lock);
-	de = dir->i_type == S_IFDIR ? dir_find(&dir->i_dir, name) : NULL;
-	if (!de) {
-		pthread_rwlock_unlock(&fs->ns_lock);
-		if (dir->i_type != S_IFDIR)
-			return tierfs_reply_err(req, -ENOTDIR);
+	if (r == -ENOENT) {
 		/* a negative entry: the kernel may cache the absence too */
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = ENTRY_TIMEOUT;
 		fuse_reply_entry(req, &e);
 		return;
 	}
-	inode_lookup_ref(fs, de->d_inode);
-	fill_entry(fs, de->d_inode, &e);
-	pthread_rwlock_unlock(&fs->ns_lock);
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	fill_entry(fs, inode, &st, &e);
 	reply_entry_counted(req, &e);
 }
 
@@ -202,136 +216,16 @@ static void tfs_getattr(fuse_req_t req, fuse_ino_t ino,
 	reply_attr(req, ino_get(req, ino));
 }
 
-/* Is the caller in group @gid (primary or supplementary)? */
-static bool caller_in_group(fuse_req_t req, gid_t gid)
-{
-	gid_t groups[64];
-	int n;
-
-	if (fuse_req_ctx(req)->gid == gid)
-		return true;
-	n = fuse_req_getgroups(req, (int)ARRAY_SIZE(groups), groups);
-	for (int i = 0; i < n && i < (int)ARRAY_SIZE(groups); i++)
-		if (groups[i] == gid)
-			return true;
-	return false;
-}
-
-/*
- * What a local filesystem does to a file on a write or truncate by a
- * caller without CAP_FSETID, and on any chown: clear suid; clear sgid
- * if group execute is set, or if the caller is neither in the file's
- * group nor @capable; drop security.capability.  Under killpriv_v2 the
- * kernel leaves this to us (kernel.h).  Takes i_lock.
- */
-static void kill_suidgid(fuse_req_t req, struct tfs_inode *inode,
-			 bool capable)
-{
-	bool in_group = true;
-	mode_t mode;
-	gid_t gid;
-
-	if (inode->i_type == S_IFDIR)
-		return;
-	pthread_mutex_lock(&inode->i_lock);
-	mode = inode->i_mode;
-	gid = inode->i_gid;
-	if (!(mode & (S_ISUID | S_ISGID)) && inode->i_nxattrs == 0) {
-		/* the common case: every write by a user without CAP_FSETID */
-		pthread_mutex_unlock(&inode->i_lock);
-		return;
-	}
-	pthread_mutex_unlock(&inode->i_lock);
-	/* reads /proc: only for the rare sgid-without-group-execute file */
-	if ((mode & S_ISGID) && !(mode & S_IXGRP) && !capable)
-		in_group = caller_in_group(req, gid);
-
-	pthread_mutex_lock(&inode->i_lock);
-	mode = inode->i_mode & ~S_ISUID;
-	if ((mode & S_IXGRP) || !in_group)
-		mode &= ~S_ISGID;
-	if (xattr_drop_locked(inode, "security.capability") ||
-	    mode != inode->i_mode) {
-		inode->i_mode = mode;
-		inode_touch(inode, false, true);
-	}
-	pthread_mutex_unlock(&inode->i_lock);
-}
-
-/*
- * fallocate and copy_file_range change data too, but the kernel sends no
- * kill flag with them under killpriv_v2 (and no longer clears the bits
- * itself): decide from the caller, taking uid 0 for CAP_FSETID.
- */
-static void kill_suidgid_unflagged(fuse_req_t req, struct tfs_inode *inode)
-{
-	if (req_fs(req)->killpriv_v2 && fuse_req_ctx(req)->uid != 0)
-		kill_suidgid(req, inode, false);
-}
-
-/*
- * A setattr that comes from chown(2), or from the kernel's own attempt to
- * remove privileges, whose mode change it dropped under killpriv_v2:
- * uid or gid and no mode; or nothing but ctime (chown with both ids -1,
- * which still clears suid/sgid on Linux, with the writeback cache); or
- * nothing at all (the same without it).  Nothing else sends these two.
- */
-static bool is_chown(int to_set)
-{
-	if (to_set & FUSE_SET_ATTR_MODE)
-		return false;
-	return (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) ||
-	       to_set == FUSE_SET_ATTR_CTIME || to_set == 0;
-}
-
 static void tfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			int to_set, struct fuse_file_info *fi)
 {
-	struct tierfs *fs = req_fs(req);
 	struct tfs_inode *inode = ino_get(req, ino);
-	struct timespec now = now_ts();
-	int r;
+	struct ns_cred cred = req_cred(req);
+	int r = ns_setattr(req_fs(req), inode, attr, to_set,
+			   kernel_req_kill_suidgid(), &cred);
 
-	if (to_set & FUSE_SET_ATTR_SIZE) {
-		if (inode->i_type == S_IFDIR)
-			return tierfs_reply_err(req, -EISDIR);
-		if (inode->i_type != S_IFREG)
-			return tierfs_reply_err(req, -EINVAL);
-		if (attr->st_size < 0)
-			return tierfs_reply_err(req, -EINVAL);
-		r = data_truncate(fs, inode, (uint64_t)attr->st_size);
-		if (r < 0)
-			return tierfs_reply_err(req, r);
-	}
-	/*
-	 * killpriv_v2: the kernel asks us to clear suid/sgid on a truncate
-	 * by a caller without CAP_FSETID, and drops the mode change of a
-	 * chown, which always clears them (the sgid rule sees the old group).
-	 */
-	if (kernel_req_kill_suidgid() && (to_set & FUSE_SET_ATTR_SIZE))
-		kill_suidgid(req, inode, false);
-	else if (fs->killpriv_v2 && is_chown(to_set))
-		kill_suidgid(req, inode, fuse_req_ctx(req)->uid == 0);
-	pthread_mutex_lock(&inode->i_lock);
-	if (to_set & FUSE_SET_ATTR_MODE)
-		inode->i_mode = attr->st_mode & 07777;
-	if (to_set & FUSE_SET_ATTR_UID)
-		inode->i_uid = attr->st_uid;
-	if (to_set & FUSE_SET_ATTR_GID)
-		inode->i_gid = attr->st_gid;
-	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
-		inode->i_atime = now;
-	else if (to_set & FUSE_SET_ATTR_ATIME)
-		inode->i_atime = attr->st_atim;
-	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
-		inode->i_mtime = now;
-	else if (to_set & FUSE_SET_ATTR_MTIME)
-		inode->i_mtime = attr->st_mtim;
-	if (to_set & FUSE_SET_ATTR_CTIME)
-		inode->i_ctime = attr->st_ctim;
-	else
-		inode->i_ctime = now;
-	pthread_mutex_unlock(&inode->i_lock);
+	if (r < 0)
+		return tierfs_reply_err(req, r);
 	reply_attr(req, inode);
 }
 
@@ -345,131 +239,52 @@ static void tfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, inode->i_link);
 }
 
-/*
- * Make a new inode named @name in @parent.  @mode carries the type.
- * On success *ret_e describes it, with one kernel lookup counted.
- */
-static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
-		     mode_t mode, dev_t rdev, const char *link,
-		     struct fuse_entry_param *ret_e)
+/* Reply to a request that made @inode (one lookup counted) or failed. */
+static void reply_new_entry(fuse_req_t req, int r, struct tfs_inode *inode,
+			    const struct stat *st)
 {
-	struct tierfs *fs = req_fs(req);
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct tfs_inode *dir = ino_get(req, parent);
-	struct tfs_inode *inode;
-	gid_t gid = ctx->gid;
-	int r = check_name(name);
+	struct fuse_entry_param e;
 
-	if (r < 0)
-		return r;
-	if (link && strlen(link) >= PATH_MAX)
-		return -ENAMETOOLONG;
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	if (dir->i_type != S_IFDIR) {
-		r = -ENOTDIR;
-		goto out_unlock;
-	}
-	if (dir->i_nlink == 0) {
-		/* a removed directory takes no new entries */
-		r = -ENOENT;
-		goto out_unlock;
-	}
-	if (dir_find(&dir->i_dir, name)) {
-		r = -EEXIST;
-		goto out_unlock;
-	}
-	pthread_mutex_lock(&dir->i_lock);
-	if (dir->i_mode & S_ISGID) {
-		/* BSD group semantics in a setgid directory */
-		gid = dir->i_gid;
-		if (S_ISDIR(mode))
-			mode |= S_ISGID;
-	}
-	pthread_mutex_unlock(&dir->i_lock);
-
-	inode = inode_new(fs, mode, ctx->uid, gid, rdev);
-	if (!inode) {
-		r = -ENOMEM;
-		goto out_unlock;
-	}
-	/* not yet visible to anyone: no lock needed for these */
-	if (S_ISDIR(mode)) {
-		r = dir_init(&inode->i_dir, dir);
-		inode->i_nlink = 2;
-	} else if (S_ISLNK(mode)) {
-		inode->i_link = strdup(link);
-		r = inode->i_link ? 0 : -ENOMEM;
-		inode->i_nlink = 1;
-	} else {
-		inode->i_nlink = 1;
-	}
-	if (r == 0 && !S_ISDIR(mode))
-		r = inode_parent_add(inode, dir);
-	if (r == 0)
-		r = dir_add(&dir->i_dir, name, inode);
-	if (r < 0) {
-		inode_link_drop(fs, inode, inode->i_nlink);
-		goto out_unlock;
-	}
-	if (S_ISDIR(mode))
-		inode_link_inc(fs, dir);
-	pthread_mutex_lock(&dir->i_lock);
-	inode_touch(dir, true, true);
-	pthread_mutex_unlock(&dir->i_lock);
-	inode_lookup_ref(fs, inode);
-	fill_entry(fs, inode, ret_e);
-out_unlock:
-	pthread_rwlock_unlock(&fs->ns_lock);
-	return r;
-}
-
-static void reply_new_entry(fuse_req_t req, int r, struct fuse_entry_param *e)
-{
 	if (r < 0)
 		return tierfs_reply_err(req, r);
-	reply_entry_counted(req, e);
+	fill_entry(req_fs(req), inode, st, &e);
+	reply_entry_counted(req, &e);
 }
 
 static void tfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, dev_t rdev)
 {
-	struct fuse_entry_param e;
-	int r;
+	struct ns_cred cred = req_cred(req);
+	struct tfs_inode *inode = NULL;
+	struct stat st;
+	int r = ns_mknod(req_fs(req), ino_get(req, parent), name, mode, rdev,
+			 &cred, &inode, &st);
 
-	switch (mode & S_IFMT) {
-	case S_IFREG:
-	case S_IFIFO:
-	case S_IFSOCK:
-	case S_IFCHR:
-	case S_IFBLK:
-		break;
-	case 0:
-		mode |= S_IFREG;
-		break;
-	default:
-		return tierfs_reply_err(req, -EINVAL);
-	}
-	r = make_node(req, parent, name, mode, rdev, NULL, &e);
-	reply_new_entry(req, r, &e);
+	reply_new_entry(req, r, inode, &st);
 }
 
 static void tfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode)
 {
-	struct fuse_entry_param e;
-	int r = make_node(req, parent, name, S_IFDIR | (mode & 07777), 0,
-			  NULL, &e);
+	struct ns_cred cred = req_cred(req);
+	struct tfs_inode *inode = NULL;
+	struct stat st;
+	int r = ns_mkdir(req_fs(req), ino_get(req, parent), name, mode, &cred,
+			 &inode, &st);
 
-	reply_new_entry(req, r, &e);
+	reply_new_entry(req, r, inode, &st);
 }
 
 static void tfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 			const char *name)
 {
-	struct fuse_entry_param e;
-	int r = make_node(req, parent, name, S_IFLNK | 0777, 0, link, &e);
+	struct ns_cred cred = req_cred(req);
+	struct tfs_inode *inode = NULL;
+	struct stat st;
+	int r = ns_symlink(req_fs(req), ino_get(req, parent), name, link,
+			   &cred, &inode, &st);
 
-	reply_new_entry(req, r, &e);
+	reply_new_entry(req, r, inode, &st);
 }
 
 /*
@@ -495,282 +310,55 @@ static void set_write_mode(fuse_req_t req, struct tfs_inode *inode,
 static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		       mode_t mode, struct fuse_file_info *fi)
 {
+	struct tierfs *fs = req_fs(req);
+	struct ns_cred cred = req_cred(req);
 	struct fuse_entry_param e;
-	int r = make_node(req, parent, name, S_IFREG | (mode & 07777), 0,
-			  NULL, &e);
+	struct tfs_inode *inode;
+	struct stat st;
+	int r = ns_create(fs, ino_get(req, parent), name, mode, &cred, &inode,
+			  &st);
 
 	if (r < 0)
 		return tierfs_reply_err(req, r);
+	fill_entry(fs, inode, &st, &e);
 	fi->keep_cache = 1;
-	set_write_mode(req, ino_get(req, e.ino), fi);
+	set_write_mode(req, inode, fi);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		/* the open was interrupted: undo the lookup we counted */
-		inode_forget(req_fs(req), ino_get(req, e.ino), 1);
-	}
-}
-
-static void touch_dir(struct tfs_inode *dir)
-{
-	pthread_mutex_lock(&dir->i_lock);
-	inode_touch(dir, true, true);
-	pthread_mutex_unlock(&dir->i_lock);
-}
-
-static void touch_c(struct tfs_inode *inode)
-{
-	pthread_mutex_lock(&inode->i_lock);
-	inode_touch(inode, false, true);
-	pthread_mutex_unlock(&inode->i_lock);
-}
-
-/*
- * A name of @inode in @dir went away: the directory of its latest
- * remaining name governs its policy now (the root's, once it has none).
- * Called with ns_lock held exclusive.
- */
-static void forget_parent(struct tierfs *fs, struct tfs_inode *inode,
-			  struct tfs_inode *dir)
-{
-	if (inode->i_type != S_IFDIR) {
-		inode_parent_del(inode, dir);
-		policy_changed(fs);
+		inode_forget(fs, inode, 1);
 	}
 }
 
 static void tfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct tierfs *fs = req_fs(req);
-	struct tfs_inode *dir = ino_get(req, parent);
-	struct tfs_inode *inode = NULL;
-	struct dentry *de;
-	int r = check_name(name);
-
-	if (r < 0)
-		return tierfs_reply_err(req, r);
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	de = dir_find(&dir->i_dir, name);
-	if (!de) {
-		r = -ENOENT;
-	} else if (de->d_inode->i_type == S_IFDIR) {
-		r = -EISDIR;
-	} else {
-		inode = dir_remove(&dir->i_dir, name);
-		touch_dir(dir);
-		touch_c(inode);
-		forget_parent(fs, inode, dir);
-		inode_link_drop(fs, inode, 1);
-	}
-	pthread_rwlock_unlock(&fs->ns_lock);
-	tierfs_reply_err(req, r);
+	tierfs_reply_err(req, ns_unlink(req_fs(req), ino_get(req, parent),
+					name));
 }
 
 static void tfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct tierfs *fs = req_fs(req);
-	struct tfs_inode *dir = ino_get(req, parent);
-	struct tfs_inode *inode;
-	struct dentry *de;
-	int r = check_name(name);
-
-	if (r < 0)
-		return tierfs_reply_err(req, r);
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	de = dir_find(&dir->i_dir, name);
-	if (!de) {
-		r = -ENOENT;
-	} else if (de->d_inode->i_type != S_IFDIR) {
-		r = -ENOTDIR;
-	} else if (!dir_is_empty(&de->d_inode->i_dir)) {
-		r = -ENOTEMPTY;
-	} else {
-		inode = dir_remove(&dir->i_dir, name);
-		touch_dir(dir);
-		touch_c(inode);
-		/* a removed directory may outlive its parent: point ".." and
-		 * policy lookups at the root, never at a freed inode */
-		inode->i_dir.d_parent = fs->root;
-		policy_changed(fs);
-		inode_link_drop(fs, dir, 1);
-		inode_link_drop(fs, inode, 2);
-	}
-	pthread_rwlock_unlock(&fs->ns_lock);
-	tierfs_reply_err(req, r);
-}
-
-/* Is @a @d or an ancestor of @d?  Called with ns_lock held. */
-static bool is_ancestor(struct tierfs *fs, struct tfs_inode *a,
-			struct tfs_inode *d)
-{
-	for (;;) {
-		if (d == a)
-			return true;
-		if (d == fs->root)
-			return false;
-		d = d->i_dir.d_parent;
-	}
-}
-
-/* Moving directory @child from @from to @to: fix ".." and link counts.
- * Called with ns_lock held exclusive. */
-static void reparent(struct tierfs *fs, struct tfs_inode *child,
-		     struct tfs_inode *from, struct tfs_inode *to)
-{
-	/* the new name's directory governs the policy from now on */
-	policy_changed(fs);
-	if (child->i_type != S_IFDIR) {
-		inode_parent_move(child, from, to);
-		return;
-	}
-	if (from == to)
-		return;
-	child->i_dir.d_parent = to;
-	inode_link_inc(fs, to);
-	inode_link_drop(fs, from, 1);
-}
-
-static int rename_exchange(struct tierfs *fs, struct tfs_inode *pdir,
-			   struct dentry *sde, struct tfs_inode *ndir,
-			   struct dentry *dde)
-{
-	struct tfs_inode *src = sde->d_inode, *dst = dde->d_inode;
-
-	if (src->i_type == S_IFDIR && is_ancestor(fs, src, ndir))
-		return -EINVAL;
-	if (dst->i_type == S_IFDIR && is_ancestor(fs, dst, pdir))
-		return -EINVAL;
-	dir_set_inode(sde, dst);
-	dir_set_inode(dde, src);
-	reparent(fs, src, pdir, ndir);
-	reparent(fs, dst, ndir, pdir);
-	touch_c(src);
-	touch_c(dst);
-	touch_dir(pdir);
-	if (ndir != pdir)
-		touch_dir(ndir);
-	return 0;
-}
-
-static int do_rename(struct tierfs *fs, struct tfs_inode *pdir,
-		     const char *name, struct tfs_inode *ndir,
-		     const char *newname, unsigned flags)
-{
-	struct dentry *sde, *dde;
-	struct tfs_inode *src, *dst = NULL;
-	int r;
-
-	sde = dir_find(&pdir->i_dir, name);
-	if (!sde)
-		return -ENOENT;
-	if (ndir->i_nlink == 0)
-		return -ENOENT;
-	dde = dir_find(&ndir->i_dir, newname);
-	if (flags & RENAME_EXCHANGE) {
-		if (!dde)
-			return -ENOENT;
-		return rename_exchange(fs, pdir, sde, ndir, dde);
-	}
-	src = sde->d_inode;
-	if (dde) {
-		dst = dde->d_inode;
-		if (flags & RENAME_NOREPLACE)
-			return -EEXIST;
-		if (dst == src)
-			return 0; /* two names of one file: POSIX says no-op */
-		if (src->i_type == S_IFDIR && dst->i_type != S_IFDIR)
-			return -ENOTDIR;
-		if (src->i_type != S_IFDIR && dst->i_type == S_IFDIR)
-			return -EISDIR;
-		if (dst->i_type == S_IFDIR && !dir_is_empty(&dst->i_dir))
-			return -ENOTEMPTY;
-	}
-	if (src->i_type == S_IFDIR && is_ancestor(fs, src, ndir))
-		return -EINVAL;
-
-	if (dde) {
-		dir_set_inode(dde, src);
-	} else {
-		r = dir_add(&ndir->i_dir, newname, src);
-		if (r < 0)
-			return r;
-	}
-	dir_remove(&pdir->i_dir, name);
-	reparent(fs, src, pdir, ndir);
-	touch_c(src);
-	touch_dir(pdir);
-	if (ndir != pdir)
-		touch_dir(ndir);
-	if (dst) {
-		touch_c(dst);
-		if (dst->i_type == S_IFDIR) {
-			dst->i_dir.d_parent = fs->root;
-			dst->i_dir.d_self = NULL;
-			inode_link_drop(fs, ndir, 1);
-			inode_link_drop(fs, dst, 2);
-		} else {
-			forget_parent(fs, dst, ndir);
-			inode_link_drop(fs, dst, 1);
-		}
-	}
-	return 0;
+	tierfs_reply_err(req, ns_rmdir(req_fs(req), ino_get(req, parent),
+				       name));
 }
 
 static void tfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		       fuse_ino_t newparent, const char *newname,
 		       unsigned int flags)
 {
-	struct tierfs *fs = req_fs(req);
-	int r;
-
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
-		return tierfs_reply_err(req, -EINVAL);
-	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
-		return tierfs_reply_err(req, -EINVAL);
-	r = check_name(newname);
-	if (r < 0)
-		return tierfs_reply_err(req, r);
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	r = do_rename(fs, ino_get(req, parent), name, ino_get(req, newparent),
-		      newname, flags);
-	pthread_rwlock_unlock(&fs->ns_lock);
-	tierfs_reply_err(req, r);
+	tierfs_reply_err(req, ns_rename(req_fs(req), ino_get(req, parent),
+					name, ino_get(req, newparent),
+					newname, flags));
 }
 
 static void tfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		     const char *newname)
 {
-	struct tierfs *fs = req_fs(req);
 	struct tfs_inode *inode = ino_get(req, ino);
-	struct tfs_inode *dir = ino_get(req, newparent);
-	struct fuse_entry_param e;
-	int r = check_name(newname);
+	struct stat st;
+	int r = ns_link(req_fs(req), inode, ino_get(req, newparent), newname,
+			&st);
 
-	if (r < 0)
-		return tierfs_reply_err(req, r);
-	if (inode->i_type == S_IFDIR)
-		return tierfs_reply_err(req, -EPERM);
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	if (dir->i_nlink == 0 || inode->i_nlink == 0) {
-		r = -ENOENT;
-	} else if (dir_find(&dir->i_dir, newname)) {
-		r = -EEXIST;
-	} else {
-		r = inode_parent_add(inode, dir);
-		if (r == 0) {
-			r = dir_add(&dir->i_dir, newname, inode);
-			if (r < 0)
-				inode_parent_del(inode, dir);
-		}
-	}
-	if (r == 0) {
-		inode_link_inc(fs, inode);
-		policy_changed(fs);
-		touch_c(inode);
-		touch_dir(dir);
-		inode_lookup_ref(fs, inode);
-		fill_entry(fs, inode, &e);
-	}
-	pthread_rwlock_unlock(&fs->ns_lock);
-	reply_new_entry(req, r, &e);
+	reply_new_entry(req, r, inode, &st);
 }
 
 static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -819,19 +407,6 @@ static char *rbuf_get(size_t size)
 	return b ? b->data : NULL;
 }
 
-/* relatime: update atime only if it is older than mtime/ctime or a day */
-static void touch_atime(struct tfs_inode *inode)
-{
-	struct timespec now = now_ts();
-
-	pthread_mutex_lock(&inode->i_lock);
-	if (inode->i_atime.tv_sec <= inode->i_mtime.tv_sec ||
-	    inode->i_atime.tv_sec <= inode->i_ctime.tv_sec ||
-	    now.tv_sec - inode->i_atime.tv_sec >= 24 * 3600)
-		inode->i_atime = now;
-	pthread_mutex_unlock(&inode->i_lock);
-}
-
 static void tfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -850,14 +425,16 @@ static void tfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	 * data lock stays held (shared) across the reply.  This is the one
 	 * reply sent under a lock, and it is safe: a read comes on an open
 	 * file, so this reply cannot be the kernel's last reference (the
-	 * rule in tierfs.h), and writers wait only for this writev.
+	 * rule in fs.h), and writers wait only for this writev.
 	 */
 	rr = data_read_begin(req_fs(req), inode, buf, size, (uint64_t)off,
 			     iov, READ_IOV_MAX, &niov);
 	if (rr == 0) {
+		/* before the reply: after it the file may be closed and
+		 * @inode freed (inode_free waits only for the data lock) */
+		inode_touch_atime(inode);
 		fuse_reply_iov(req, iov, (int)niov);
 		data_read_end(inode);
-		touch_atime(inode);
 		return;
 	}
 	if (rr != -E2BIG)
@@ -865,7 +442,7 @@ static void tfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	r = data_read(req_fs(req), inode, buf, size, (uint64_t)off);
 	if (r < 0)
 		return tierfs_reply_err(req, (int)r);
-	touch_atime(inode);
+	inode_touch_atime(inode);
 	fuse_reply_buf(req, buf, (size_t)r);
 }
 
@@ -906,8 +483,11 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	ssize_t r;
 
 	/* before the data, as a local filesystem does */
-	if (kernel_req_kill_suidgid())
-		kill_suidgid(req, inode, false);
+	if (kernel_req_kill_suidgid()) {
+		struct ns_cred cred = req_cred(req);
+
+		ns_kill_suidgid(fs, inode, &cred, false);
+	}
 	r = data_write(fs, inode, buf, size, (uint64_t)off);
 	if (fi->writepage && (r < 0 || (size_t)r < size)) {
 		/* a short writeback is a failed one: the kernel keeps no
@@ -971,66 +551,45 @@ static void tfs_opendir(fuse_req_t req, fuse_ino_t ino,
 		free(dh); /* interrupted: no releasedir will come */
 }
 
+/* Encodes entries into one readdir reply buffer. */
+struct dir_fill {
+	fuse_req_t req;
+	char *buf;
+	size_t size, pos;
+};
+
+static bool dir_fill_one(void *arg, const char *name, uint64_t ino,
+			 mode_t type, uint64_t cookie)
+{
+	struct dir_fill *df = arg;
+	struct stat st;
+	size_t n;
+
+	memset(&st, 0, sizeof(st));
+	st.st_ino = ino;
+	st.st_mode = type;
+	n = fuse_add_direntry(df->req, df->buf + df->pos, df->size - df->pos,
+			      name, &st, (off_t)cookie);
+	if (n > df->size - df->pos)
+		return false;
+	df->pos += n;
+	return true;
+}
+
 static void tfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			off_t off, struct fuse_file_info *fi)
 {
-	struct tierfs *fs = req_fs(req);
 	struct tfs_inode *dir = ino_get(req, ino);
 	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-	char *buf = malloc(size);
-	size_t pos = 0;
-	struct stat st;
-	struct dentry *de;
-	uint64_t cookie = off < 0 ? 0 : (uint64_t)off;
+	struct dir_fill df = { .req = req, .buf = malloc(size), .size = size };
 
-	if (!buf)
+	if (!df.buf)
 		return tierfs_reply_err(req, -ENOMEM);
-	memset(&st, 0, sizeof(st));
-	pthread_rwlock_rdlock(&fs->ns_lock);
-	/*
-	 * A listing shows the entries that existed when it started (at
-	 * offset 0: opendir or rewinddir), never ones created meanwhile,
-	 * as tmpfs does: a program that creates a file for each one it
-	 * sees, or renames each, must still reach the end.
-	 */
-	if (cookie == 0 || dh->limit == 0)
-		dh->limit = dir->i_dir.d_next_cookie;
-	if (cookie < 1) {
-		st.st_ino = dir->i_ino;
-		st.st_mode = S_IFDIR;
-		pos += fuse_add_direntry(req, buf + pos, size - pos, ".", &st,
-					 1);
-	}
-	if (cookie < 2) {
-		size_t n;
-
-		st.st_ino = dir->i_dir.d_parent->i_ino;
-		st.st_mode = S_IFDIR;
-		n = fuse_add_direntry(req, buf + pos, size - pos, "..", &st,
-				      2);
-		if (n > size - pos)
-			goto out;
-		pos += n;
-	}
-	for (de = dir_next(&dir->i_dir, MAX(cookie, 2));
-	     de && de->d_cookie < dh->limit;
-	     de = dir_next(&dir->i_dir, de->d_cookie)) {
-		size_t n;
-
-		st.st_ino = de->d_inode->i_ino;
-		st.st_mode = de->d_inode->i_type;
-		n = fuse_add_direntry(req, buf + pos, size - pos, de->d_name,
-				      &st, (off_t)de->d_cookie);
-		if (n > size - pos)
-			break;
-		pos += n;
-	}
-out:
-	pthread_rwlock_unlock(&fs->ns_lock);
-	if (pos)
-		touch_atime(dir);
-	fuse_reply_buf(req, buf, pos);
-	free(buf);
+	if (ns_readdir(req_fs(req), dir, off < 0 ? 0 : (uint64_t)off,
+		       &dh->limit, dir_fill_one, &df) > 0)
+		inode_touch_atime(dir);
+	fuse_reply_buf(req, df.buf, df.pos);
+	free(df.buf);
 }
 
 static void tfs_releasedir(fuse_req_t req, fuse_ino_t ino,
@@ -1072,7 +631,15 @@ static void tfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 	if (size && !buf)
 		return tierfs_reply_err(req, -ENOMEM);
-	r = xattr_get(req_fs(req), ino_get(req, ino), name, buf, size);
+	if (ctl_xattr_is_computed(name)) {
+		/* computed values depend on who asks (a directory's layout) */
+		struct ns_cred cred = req_cred(req);
+
+		r = ctl_xattr_get_as(req_fs(req), ino_get(req, ino), name, buf,
+				     size, &cred);
+	} else {
+		r = xattr_get(req_fs(req), ino_get(req, ino), name, buf, size);
+	}
 	if (r < 0)
 		tierfs_reply_err(req, (int)r);
 	else if (size == 0)
@@ -1110,12 +677,14 @@ static void tfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 			  struct fuse_file_info *fi)
 {
 	struct tfs_inode *inode = ino_get(req, ino);
+	struct ns_cred cred;
 
 	if (inode->i_type != S_IFREG)
 		return tierfs_reply_err(req, -ENODEV);
 	if (offset < 0 || length <= 0)
 		return tierfs_reply_err(req, -EINVAL);
-	kill_suidgid_unflagged(req, inode);
+	cred = req_cred(req);
+	ns_kill_suidgid_unflagged(req_fs(req), inode, &cred);
 	tierfs_reply_err(req, data_fallocate(req_fs(req), inode, mode,
 					     (uint64_t)offset,
 					     (uint64_t)length));
@@ -1127,11 +696,12 @@ static void tfs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
 				struct fuse_file_info *fi_out, size_t len,
 				int flags)
 {
+	struct ns_cred cred = req_cred(req);
 	ssize_t r;
 
 	if (flags)
 		return tierfs_reply_err(req, -EINVAL);
-	kill_suidgid_unflagged(req, ino_get(req, ino_out));
+	ns_kill_suidgid_unflagged(req_fs(req), ino_get(req, ino_out), &cred);
 	r = data_copy(req_fs(req), ino_get(req, ino_in), (uint64_t)off_in,
 		      ino_get(req, ino_out), (uint64_t)off_out, len);
 	if (r < 0)

@@ -42,6 +42,24 @@ struct tier_conf {
  * most an eighth of the tiers' capacity, at least 1 MiB.  */
 #define DEFAULT_DIRTY_MAX (UINT64_C(256) << 20)
 
+/*
+ * Memory (README "Running tierfs for many users").  The memory tierfs
+ * may have is the smaller of physical memory and the memory limit of
+ * its cgroup (v2 memory.max, v1 memory.limit_in_bytes, of its cgroup
+ * and every ancestor).  RAM tiers, and PMem tiers on tmpfs or ramfs,
+ * must fit in it less a margin for the daemon itself (metadata within
+ * the two limits below, request buffers, the kernel's page cache of the
+ * mount): a tenth of it, at least MEM_MARGIN_MIN.
+ */
+#define MEM_MARGIN_DIV 10
+#define MEM_MARGIN_MIN (UINT64_C(256) << 20)
+/* Default --max-inodes: one inode per 8 KiB of that memory, what tmpfs
+ * gives nr_inodes (half the RAM pages); at ~700 bytes an inode with its
+ * name, at most about 9% of memory. */
+#define DEFAULT_MEM_PER_INODE 8192
+/* Default --max-xattr-bytes: 1/128 of that memory (under 1%). */
+#define DEFAULT_XATTR_MEM_DIV 128
+
 struct tierfs_options {
 	struct tier_conf tiers[TIER_MAX_CONF];
 	unsigned ntiers;
@@ -65,6 +83,15 @@ struct tierfs_options {
 	bool no_writeback_cache;
 	bool no_kernel_features;
 	uint64_t dirty_max;
+	/*
+	 * Metadata limits (README "Running tierfs for many users"): inodes
+	 * in the mount and bytes charged for user.* attributes, 0 = no
+	 * limit once set; options_finish() fills the defaults.
+	 */
+	uint64_t max_inodes;
+	bool max_inodes_set;
+	uint64_t max_xattr_bytes;
+	bool max_xattr_bytes_set;
 	char *config_file;    /* owned */
 	char *mountpoint;     /* owned */
 	char *fuse_opts;      /* owned; comma-joined -o options for libfuse */
@@ -96,8 +123,9 @@ int options_add_tier(struct tierfs_options *opt, struct tier_conf *tc,
  *
  * Recognises --tier, the global settings as --name VALUE or --name=VALUE
  * (--extent-size, --high-watermark, --low-watermark, --migrate-bw,
- * --heat-half-life, --promote-passes, --dirty-max, --no-migrate,
- * --no-writeback-cache, --no-kernel-features; each also as
+ * --heat-half-life, --promote-passes, --dirty-max, --max-inodes,
+ * --max-xattr-bytes, --no-migrate, --no-writeback-cache,
+ * --no-kernel-features; each also as
  * "-o name=value" with '_' for '-'), -f, -d, -s, -o, -h/--help,
  * -V/--version, and one or two positional arguments
  * ([CONFIG_FILE] MOUNTPOINT).  Other options are an error.
@@ -128,13 +156,47 @@ int options_load_config(struct tierfs_options *opt, char *err,
 			size_t errlen);
 
 /**
- * options_finish() - fill defaults (extent size, the default tier stack)
- * and check what is left to check.  Only the default stack touches the
- * disk: it creates DEFAULT_FILE_TIER_PARENT/tierfs-$UID (0700) and sizes
- * the file tier from the free space there.
+ * options_finish() - fill defaults (extent size, the default tier stack,
+ * the metadata limits) and check what is left to check, including that
+ * the memory tiers fit in memory (options_check_memory() with
+ * mem_probe()).  Only the default stack touches the disk: it creates
+ * DEFAULT_FILE_TIER_PARENT/tierfs-$UID (0700) and sizes the file tier
+ * from the free space there.
  * Return: 0 or -EINVAL with a message in @err.
  */
 int options_finish(struct tierfs_options *opt, char *err, size_t errlen);
+
+/* What the daemon may have, from mem_probe(). */
+struct mem_limit {
+	uint64_t phys;	 /* physical memory */
+	uint64_t cgroup; /* the cgroup's limit; UINT64_MAX for none */
+};
+
+/**
+ * mem_probe() - physical memory and the memory limit of our cgroup,
+ * from /proc/self/cgroup, /proc/self/mountinfo and the cgroup files.
+ * The environment variable TIERFS_TEST_MEMORY (a SIZE), for tests only,
+ * replaces both.  A cgroup limit that cannot be read counts as none.
+ * Return: 0, or -EINVAL when physical memory is unknown.
+ */
+int mem_probe(struct mem_limit *ret);
+/* The same from the two /proc files named (unit tests); *@ret is the
+ * smallest limit of the cgroup and its ancestors, UINT64_MAX for none. */
+void mem_cgroup_limit(const char *proc_cgroup, const char *mountinfo,
+		      uint64_t *ret);
+/* The smaller of the two limits, and what is left of it after the
+ * margin (0 when the margin takes it all). */
+uint64_t mem_total(const struct mem_limit *ml);
+uint64_t mem_usable(const struct mem_limit *ml);
+/**
+ * options_check_memory() - refuse memory tiers (RAM, and PMem on tmpfs
+ * or ramfs) that together exceed mem_usable(@ml).
+ * Return: 0 or -EINVAL with one line naming the tiers, their total and
+ * the limit with where it comes from.
+ */
+int options_check_memory(const struct tierfs_options *opt,
+			 const struct mem_limit *ml, char *err,
+			 size_t errlen);
 
 void options_release(struct tierfs_options *opt);
 

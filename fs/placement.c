@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * placement.c -- policies applied to the namespace: resolving an inode's
- * effective policy by walking up to the root, and per-directory statfs.
+ * effective policy by walking up to the root, statfs of the mount and
+ * per directory, and paths for messages.
+ *
+ * Who may steer a file's placement: its owner and root only (see
+ * dir_applies() for the rule).
  *
  * Locking: policy_get() checks the inode's cached policy under its
  * i_lock; when fs->policy_gen has moved on, it drops that lock, walks
@@ -16,18 +20,69 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
-#include "tierfs.h"
+#include "placement.h"
+#include "fs.h"
+#include "inode.h"
+#include "dir.h"
+#include "quota.h"
 #include "tier.h"
 #include "banned.h"
 
-static struct tfs_inode *parent_of(struct tierfs *fs, struct tfs_inode *i)
+/*
+ * Your file, your placement: a directory's policy applies to an inode
+ * only when the directory is owned by the inode's owner or by root;
+ * other directories are passed over in the walk up.  Of a file's names,
+ * the latest one in such a directory governs (a hard link or rename by
+ * someone else into their own directory changes nothing); with no name
+ * in one, the oldest name does, which nobody can make after the fact.
+ * The file's own policy keys count always: only its owner or root may
+ * set them (xattr.c).
+ */
+static bool dir_applies(const struct tfs_inode *d, uid_t owner)
 {
+	return d->i_uid == owner || d->i_uid == 0; /* d's i_lock held */
+}
+
+static uid_t owner_of(struct tfs_inode *i)
+{
+	uid_t uid;
+
+	pthread_mutex_lock(&i->i_lock);
+	uid = i->i_uid;
+	pthread_mutex_unlock(&i->i_lock);
+	return uid;
+}
+
+/* The directory whose chain governs non-directory @i owned by @owner
+ * (see above); NULL with no name.  ns_lock held. */
+static struct tfs_inode *governing_dir(struct tfs_inode *i, uid_t owner)
+{
+	for (uint32_t k = i->i_nparents; k-- > 0;) {
+		struct tfs_inode *d = i->i_parents[k];
+		bool ok;
+
+		pthread_mutex_lock(&d->i_lock);
+		ok = dir_applies(d, owner);
+		pthread_mutex_unlock(&d->i_lock);
+		if (ok)
+			return d;
+	}
+	return i->i_nparents ? i->i_parents[0] : NULL;
+}
+
+static struct tfs_inode *parent_of(struct tierfs *fs, struct tfs_inode *i,
+				   uid_t owner)
+{
+	struct tfs_inode *d;
+
 	if (i == fs->root)
 		return NULL;
 	if (i->i_type == S_IFDIR)
 		return i->i_dir.d_parent;
-	return inode_parent(i) ? inode_parent(i) : fs->root;
+	d = governing_dir(i, owner);
+	return d ? d : fs->root;
 }
 
 /* Called with ns_lock held (shared). */
@@ -35,11 +90,12 @@ static void resolve(struct tierfs *fs, struct tfs_inode *inode,
 		    struct policy *p)
 {
 	bool have[_POLICY_KEY_MAX] = { false };
+	uid_t owner = owner_of(inode);
 
 	policy_default(p, fs->ntiers);
-	for (struct tfs_inode *i = inode; i; i = parent_of(fs, i)) {
+	for (struct tfs_inode *i = inode; i; i = parent_of(fs, i, owner)) {
 		pthread_mutex_lock(&i->i_lock);
-		if (i->i_pol)
+		if (i->i_pol && (i == inode || dir_applies(i, owner)))
 			policy_inherit(p, i->i_pol, i->i_ino, have);
 		pthread_mutex_unlock(&i->i_lock);
 	}
@@ -72,24 +128,67 @@ void policy_get(struct tierfs *fs, struct tfs_inode *inode,
 	*ret = p;
 }
 
+void policy_changed(struct tierfs *fs)
+{
+	__atomic_add_fetch(&fs->policy_gen, 1, __ATOMIC_RELAXED);
+}
+
+void tierfs_statfs(struct tierfs *fs, struct statvfs *st)
+{
+	uint64_t total = 0, avail;
+
+	for (unsigned i = 0; i < fs->ntiers; i++) {
+		struct tier *t = fs->tiers[i];
+
+		total += (uint64_t)t->nslots * fs->extent_size;
+	}
+	/* capped by the filesystems under the tiers, each counted once */
+	avail = tier_free_bytes(fs->tiers, fs->ntiers,
+				(uint32_t)((1ull << fs->ntiers) - 1));
+	memset(st, 0, sizeof(*st));
+	st->f_bsize = 4096;
+	st->f_frsize = 4096;
+	st->f_blocks = total / st->f_frsize;
+	st->f_bfree = avail / st->f_frsize;
+	st->f_bavail = st->f_bfree;
+	/* inodes: --max-inodes (inode_new()), or with no limit a large,
+	 * steady count; ninodes is atomic */
+	st->f_files = fs->opt.max_inodes ? fs->opt.max_inodes : UINT32_MAX;
+	st->f_ffree = __atomic_load_n(&fs->ninodes, __ATOMIC_RELAXED);
+	st->f_ffree = st->f_ffree < st->f_files ? st->f_files - st->f_ffree : 0;
+	st->f_favail = st->f_ffree;
+	st->f_namemax = 255;
+}
+
 void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
 		      struct statvfs *st)
 {
+	uint64_t tfree[TIER_MAX_CONF] = { 0 };
 	struct policy p;
 	uint64_t total = 0, avail = 0;
 
 	tierfs_statfs(fs, st);
 	policy_get(fs, inode, &p);
-	if (p.allowed == (1u << fs->ntiers) - 1)
-		return;
 	for (unsigned i = 0; i < fs->ntiers; i++) {
 		struct tier *t = fs->tiers[i];
 
 		if (!(p.allowed & (1u << i)))
 			continue;
 		total += (uint64_t)t->nslots * fs->extent_size;
-		avail += (uint64_t)tier_free_slots(t) * fs->extent_size;
+		tfree[i] = (uint64_t)tier_free_slots(t) * fs->extent_size;
+		avail += tfree[i];
 	}
+	if (p.allowed == (1u << fs->ntiers) - 1) {
+		/* every tier: the mount's own answer */
+		total = (uint64_t)st->f_blocks * st->f_frsize;
+		avail = (uint64_t)st->f_bfree * st->f_frsize;
+	} else {
+		/* tiers on one filesystem share its free space: count it once */
+		avail = tier_free_bytes(fs->tiers, fs->ntiers, p.allowed);
+	}
+	/* a quota above @inode: its total is the size, and the free space
+	 * is what is left under every limit, at most what the tiers have */
+	quota_statfs(fs, inode, tfree, &total, &avail);
 	st->f_blocks = total / st->f_frsize;
 	st->f_bfree = avail / st->f_frsize;
 	st->f_bavail = st->f_bfree;

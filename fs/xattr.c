@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * xattr.c -- extended attributes stored with the inode, plus the
- * read-only user.tierfs.* attributes computed on demand.
+ * xattr.c -- extended attributes stored with the inode: any name in the
+ * user., trusted. and security. namespaces, and the policy attributes
+ * user.tierfs.{tiers,pin,split,promote}, which are stored like the rest
+ * and also parsed into the inode's policy.  The computed user.tierfs.*
+ * attributes and the user.tierfs.ctl.* actions belong to ctl.c: they are
+ * handed over to it here (ctl.h).
  *
  * Stored attributes live in a small array under the inode's i_lock; the
  * kernel has already checked permissions (default_permissions) and the
@@ -12,28 +16,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/limits.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
-#include "tierfs.h"
+#include "fs.h"
+#include "inode.h"
+#include "xattr.h"
+#include "data.h"
+#include "placement.h"
+#include "ctl.h"
 #include "migrate.h"
-#include "tier.h"
-#include "strbuf.h"
+#include "never.h"
+#include "quota.h" /* issue 11 quota hooks */
 #include "banned.h"
 
 #include "ctl_proto.h"
-
-#define XATTR_LAYOUT TIERFS_XATTR_LAYOUT
-#define XATTR_STATS TIERFS_XATTR_STATS
-#define XATTR_EXTENTS TIERFS_XATTR_EXTENTS
-
-/* Attributes that exist only as computed values (never stored). */
-static bool is_virtual(const char *name)
-{
-	return !strcmp(name, XATTR_LAYOUT) || !strcmp(name, XATTR_STATS) ||
-	       !strcmp(name, XATTR_EXTENTS) ||
-	       !strcmp(name, TIERFS_XATTR_EFFECTIVE) ||
-	       !strcmp(name, TIERFS_XATTR_VERIFY);
-}
 
 /* user.tierfs.* may be changed by the owner or root only. */
 static bool may_change(struct tfs_inode *inode, uid_t uid)
@@ -48,21 +45,63 @@ static bool may_change(struct tfs_inode *inode, uid_t uid)
 	return ok;
 }
 
-/* Actions on the control channel (ctl_proto.h). */
-static int ctl_action(struct tierfs *fs, struct tfs_inode *inode,
-		      const char *name, const void *value, size_t size,
-		      uid_t uid)
+static bool is_user(const char *name)
 {
-	if (!strcmp(name, TIERFS_XATTR_CTL_MIGRATE))
-		return ctl_migrate(fs, inode, value, size);
-	if (!strcmp(name, TIERFS_XATTR_CTL_DRAIN)) {
-		if (inode != fs->root)
-			return -EINVAL;
-		if (uid != 0)
-			return -EPERM;
-		return ctl_drain(fs, value, size);
+	return !strncmp(name, "user.", 5);
+}
+
+/* What @name with a value of @size charges to the mount (xattr.h). */
+static uint64_t charge(const char *name, size_t size)
+{
+	return is_user(name) ? strlen(name) + 1 + size + XATTR_CHARGE_OVERHEAD
+			     : 0;
+}
+
+/*
+ * Room for @name with a value of @size on @inode, replacing @old (or
+ * NULL): the per-inode limits.  Called with i_lock held.  Returns 0 or
+ * -ENOSPC.
+ */
+static int inode_room(struct tfs_inode *inode, const char *name, size_t size,
+		      const struct xattr *old)
+{
+	uint64_t bytes = size;
+	uint32_t count = 1;
+
+	if (!is_user(name))
+		return 0;
+	for (uint32_t i = 0; i < inode->i_nxattrs; i++) {
+		const struct xattr *x = &inode->i_xattrs[i];
+
+		if (x == old || !is_user(x->name))
+			continue;
+		count++;
+		bytes += x->size;
 	}
-	return -EINVAL;
+	if (count > XATTR_INODE_MAX_COUNT || bytes > XATTR_INODE_MAX_BYTES)
+		return -ENOSPC;
+	return 0;
+}
+
+/* Take @n bytes of the mount's xattr budget; 0 or -ENOSPC. */
+static int mount_charge(struct tierfs *fs, uint64_t n)
+{
+	uint64_t max = fs->opt.max_xattr_bytes;
+
+	if (!n)
+		return 0;
+	if (__atomic_add_fetch(&fs->xattr_bytes, n, __ATOMIC_RELAXED) > max &&
+	    max) {
+		__atomic_sub_fetch(&fs->xattr_bytes, n, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void mount_uncharge(struct tierfs *fs, uint64_t n)
+{
+	if (n)
+		__atomic_sub_fetch(&fs->xattr_bytes, n, __ATOMIC_RELAXED);
 }
 
 static struct xattr *find(struct tfs_inode *inode, const char *name)
@@ -91,19 +130,137 @@ static int name_check(const char *name)
 	return -EOPNOTSUPP;
 }
 
+/* Copy the @k part of @src into @dst (what policy_parse() of key @k
+ * writes); the other parts of @dst stay. */
+static void ipolicy_take(struct ipolicy *dst, const struct ipolicy *src,
+			 enum policy_key k)
+{
+	switch (k) {
+	case POLICY_TIERS:
+		dst->has_tiers = src->has_tiers;
+		memcpy(dst->tiers, src->tiers, sizeof(dst->tiers));
+		dst->ntiers = src->ntiers;
+		break;
+	case POLICY_PIN:
+		dst->has_pin = src->has_pin;
+		dst->pin = src->pin;
+		break;
+	case POLICY_SPLIT:
+		dst->has_split = src->has_split;
+		dst->nsplit = src->nsplit;
+		memcpy(dst->split, src->split, sizeof(dst->split));
+		break;
+	case POLICY_PROMOTE:
+		dst->has_promote = src->has_promote;
+		dst->promote = src->promote;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Store @value under @name, all or nothing: every allocation is made
+ * before the first change, so a failure leaves the attribute and the
+ * policy as they were, and success is reported only once both are in
+ * place.  @pk: the policy key of @name, whose value policy_parse() has
+ * already parsed into @ip, or _POLICY_KEY_INVALID.
+ */
+static int store(struct tierfs *fs, struct tfs_inode *inode,
+		 const char *name, const void *value, size_t size, int flags,
+		 enum policy_key pk, const struct ipolicy *ip)
+{
+	struct ipolicy *pol = NULL;
+	struct xattr *x, *nx;
+	char *nm = NULL;
+	void *copy;
+	uint64_t now = charge(name, size), before;
+	int r = 0;
+
+	copy = malloc(size ? size : 1);
+	if (pk != _POLICY_KEY_INVALID)
+		pol = calloc(1, sizeof(*pol));
+	if (!copy || (pk != _POLICY_KEY_INVALID && !pol)) {
+		free(copy);
+		free(pol);
+		return -ENOMEM;
+	}
+	memcpy(copy, value, size);
+
+	pthread_mutex_lock(&inode->i_lock);
+	x = find(inode, name);
+	if (x && (flags & XATTR_CREATE)) {
+		r = -EEXIST;
+		goto out_unlock;
+	}
+	if (!x && (flags & XATTR_REPLACE)) {
+		r = -ENODATA;
+		goto out_unlock;
+	}
+	r = inode_room(inode, name, size, x);
+	if (r < 0)
+		goto out_unlock;
+	if (!x) {
+		/* a larger array is harmless if what follows fails */
+		nx = realloc(inode->i_xattrs,
+			     (inode->i_nxattrs + 1) * sizeof(*nx));
+		if (nx)
+			inode->i_xattrs = nx;
+		nm = nx ? strdup(name) : NULL;
+		if (!nm) {
+			r = -ENOMEM;
+			goto out_unlock;
+		}
+	}
+	if (pol) {
+		/* the new policy: the inode's own with this key's part
+		 * from the value parsed before */
+		if (inode->i_pol)
+			*pol = *inode->i_pol;
+		ipolicy_take(pol, ip, pk);
+	}
+	/* last: a charge is not taken back on failure */
+	before = x ? charge(name, x->size) : 0;
+	r = mount_charge(fs, now > before ? now - before : 0);
+	if (r < 0)
+		goto out_unlock;
+
+	/* nothing fails from here on */
+	mount_uncharge(fs, before > now ? before - now : 0);
+	if (x) {
+		free(x->value);
+	} else {
+		x = &inode->i_xattrs[inode->i_nxattrs++];
+		x->name = nm;
+		nm = NULL;
+	}
+	x->value = copy;
+	x->size = size;
+	copy = NULL;
+	if (pol) {
+		free(inode->i_pol);
+		inode->i_pol = pol;
+		pol = NULL;
+	}
+	inode_touch(inode, false, true);
+out_unlock:
+	pthread_mutex_unlock(&inode->i_lock);
+	free(nm);
+	free(copy);
+	free(pol);
+	return r;
+}
+
 int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 	      const void *value, size_t size, int flags, uid_t uid)
 {
 	enum policy_key pk = policy_key_from_xattr(name);
 	struct ipolicy ip = { 0 };
-	struct xattr *x;
-	void *copy;
-	int r = 0;
+	int r = name_check(name);
 
-	r = name_check(name);
 	if (r < 0)
 		return r;
-	if (is_virtual(name))
+	if (ctl_xattr_is_computed(name))
 		return -EPERM;
 	if (size > XATTR_SIZE_MAX)
 		return -E2BIG;
@@ -111,7 +268,7 @@ int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 		if (!may_change(inode, uid))
 			return -EPERM;
 		if (!strncmp(name, TIERFS_XATTR_CTL, strlen(TIERFS_XATTR_CTL)))
-			return ctl_action(fs, inode, name, value, size, uid);
+			return ctl_xattr_set(fs, inode, name, value, size, uid);
 		if (pk == _POLICY_KEY_INVALID)
 			return -EINVAL; /* our namespace: no free-form names */
 		if (inode->i_type != S_IFDIR && inode->i_type != S_IFREG)
@@ -122,133 +279,17 @@ int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 		if (r < 0)
 			return r;
 	}
-	copy = malloc(size ? size : 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, value, size);
-
-	pthread_mutex_lock(&inode->i_lock);
-	x = find(inode, name);
-	if (x && (flags & XATTR_CREATE)) {
-		r = -EEXIST;
-	} else if (!x && (flags & XATTR_REPLACE)) {
-		r = -ENODATA;
-	} else if (x) {
-		free(x->value);
-		x->value = copy;
-		x->size = size;
-		copy = NULL;
-	} else {
-		struct xattr *nx = realloc(inode->i_xattrs,
-					   (inode->i_nxattrs + 1) * sizeof(*nx));
-		char *nm = strdup(name);
-
-		if (!nx || !nm) {
-			free(nm);
-			if (nx)
-				inode->i_xattrs = nx;
-			r = -ENOMEM;
-		} else {
-			inode->i_xattrs = nx;
-			nx[inode->i_nxattrs].name = nm;
-			nx[inode->i_nxattrs].value = copy;
-			nx[inode->i_nxattrs].size = size;
-			inode->i_nxattrs++;
-			copy = NULL;
-		}
-	}
-	if (r == 0 && pk != _POLICY_KEY_INVALID) {
-		if (!inode->i_pol)
-			inode->i_pol = calloc(1, sizeof(*inode->i_pol));
-		/* the value parsed above; parse again into the live policy */
-		if (!inode->i_pol ||
-		    policy_parse(&fs->names, fs->extent_size, pk, value, size,
-				 inode->i_pol) < 0)
-			r = -ENOMEM;
-	}
+	r = quota_xattr_check(fs, inode, name, value, size, uid); /* quota.h */
+	if (r < 0)
+		return r;
+	r = store(fs, inode, name, value, size, flags, pk, &ip);
 	if (r == 0)
-		inode_touch(inode, false, true);
-	pthread_mutex_unlock(&inode->i_lock);
-	free(copy);
+		quota_xattr_sync(fs, inode, name); /* quota.h */
 	if (r == 0 && pk != _POLICY_KEY_INVALID) {
 		policy_changed(fs);
 		if (fs->mig)
 			migrator_kick(fs);
 	}
-	return r;
-}
-
-/* "ram=8388608 nvme=0": bytes on each tier, every tier in order. */
-static int layout_text(struct tierfs *fs, struct tfs_inode *inode,
-		       struct strbuf *out)
-{
-	uint64_t bytes[TIER_MAX_CONF] = { 0 };
-	int r = 0;
-
-	if (inode->i_type == S_IFREG) {
-		pthread_rwlock_rdlock(&inode->i_dlock);
-		data_layout(fs, inode, bytes);
-		pthread_rwlock_unlock(&inode->i_dlock);
-	} else if (inode->i_type == S_IFDIR) {
-		r = ctl_dir_layout(fs, inode, bytes);
-		if (r < 0)
-			return r;
-	}
-	for (unsigned t = 0; t < fs->ntiers && r == 0; t++)
-		r = strbuf_addf(out, "%s%s=%llu", t ? " " : "",
-				fs->tiers[t]->name,
-				(unsigned long long)bytes[t]);
-	return r;
-}
-
-/* Copy a computed value out under the getxattr size rules. */
-static ssize_t give(const char *val, size_t len, void *buf, size_t size)
-{
-	if (size && len > size)
-		return -ERANGE;
-	if (size)
-		memcpy(buf, val, len);
-	return (ssize_t)len;
-}
-
-/*
- * "START LENGTH TIER\n" for each run of consecutive extents on one tier,
- * in bytes, holes left out.  Called with no lock held.
- */
-static int extents_text(struct tierfs *fs, struct tfs_inode *inode,
-			struct strbuf *out)
-{
-	const struct extent *e;
-	uint64_t idx, run_start = 0, run_next = 0;
-	int run_tier = -1;
-	int r = 0;
-
-	pthread_rwlock_rdlock(&inode->i_dlock);
-	for (e = extent_map_next(&inode->i_map, 0, &idx);;
-	     e = idx == EXTENT_MAP_MAX_INDEX
-			 ? NULL
-			 : extent_map_next(&inode->i_map, idx + 1, &idx)) {
-		bool flush = run_tier >= 0 &&
-			     (!e || idx != run_next || e->tier != run_tier);
-
-		if (flush) {
-			r = strbuf_addf(out, "%llu %llu %s\n",
-					(unsigned long long)(run_start << fs->extent_shift),
-					(unsigned long long)((run_next - run_start) << fs->extent_shift),
-					fs->tiers[run_tier]->name);
-			if (r < 0)
-				break;
-			run_tier = -1;
-		}
-		if (!e)
-			break;
-		if (run_tier < 0) {
-			run_tier = e->tier;
-			run_start = idx;
-		}
-		run_next = idx + 1;
-	}
-	pthread_rwlock_unlock(&inode->i_dlock);
 	return r;
 }
 
@@ -258,48 +299,8 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 	struct xattr *x;
 	ssize_t r;
 
-	if (!strcmp(name, TIERFS_XATTR_EFFECTIVE) ||
-	    !strcmp(name, TIERFS_XATTR_VERIFY)) {
-		char *text;
-
-		if (inode->i_type != S_IFREG && inode->i_type != S_IFDIR)
-			return -ENODATA;
-		if (!strcmp(name, TIERFS_XATTR_EFFECTIVE))
-			r = ctl_effective_text(fs, inode, &text);
-		else
-			r = ctl_verify_text(fs, inode, &text);
-		if (r < 0)
-			return r;
-		r = give(text, (size_t)r, buf, size);
-		free(text);
-		return r;
-	}
-	if (!strcmp(name, XATTR_EXTENTS) || !strcmp(name, XATTR_LAYOUT)) {
-		struct strbuf text = STRBUF_INIT;
-
-		if (!strcmp(name, XATTR_LAYOUT))
-			r = layout_text(fs, inode, &text);
-		else if (inode->i_type != S_IFREG)
-			r = -ENODATA;
-		else
-			r = extents_text(fs, inode, &text);
-		if (r == 0)
-			r = give(text.buf, text.len, buf, size);
-		strbuf_release(&text);
-		return r;
-	}
-	if (!strcmp(name, XATTR_STATS)) {
-		char *text;
-
-		if (inode != fs->root)
-			return -ENODATA;
-		r = tierfs_stats_text(fs, &text);
-		if (r < 0)
-			return r;
-		r = give(text, (size_t)r, buf, size);
-		free(text);
-		return r;
-	}
+	if (ctl_xattr_is_computed(name))
+		return ctl_xattr_get(fs, inode, name, buf, size);
 	r = name_check(name);
 	if (r < 0)
 		return r;
@@ -344,6 +345,9 @@ ssize_t xattr_list(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	return r;
 }
 
+static bool drop_locked(struct tierfs *fs, struct tfs_inode *inode,
+			const char *name);
+
 int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 		 const char *name, uid_t uid)
 {
@@ -353,13 +357,13 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 	r = name_check(name);
 	if (r < 0)
 		return r;
-	if (is_virtual(name))
+	if (ctl_xattr_is_computed(name))
 		return -EPERM;
 	if (!strncmp(name, TIERFS_XATTR_PREFIX, strlen(TIERFS_XATTR_PREFIX)) &&
 	    !may_change(inode, uid))
 		return -EPERM;
 	pthread_mutex_lock(&inode->i_lock);
-	if (!xattr_drop_locked(inode, name)) {
+	if (!drop_locked(fs, inode, name)) {
 		r = -ENODATA;
 	} else {
 		inode_touch(inode, false, true);
@@ -367,6 +371,8 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 			policy_clear(inode->i_pol, pk);
 	}
 	pthread_mutex_unlock(&inode->i_lock);
+	if (r == 0)
+		quota_xattr_sync(fs, inode, name); /* quota.h: lifts it */
 	if (r == 0 && pk != _POLICY_KEY_INVALID) {
 		policy_changed(fs);
 		if (fs->mig)
@@ -375,23 +381,35 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 	return r;
 }
 
-bool xattr_drop_locked(struct tfs_inode *inode, const char *name)
+static bool drop_locked(struct tierfs *fs, struct tfs_inode *inode,
+			const char *name)
 {
 	struct xattr *x = find(inode, name);
 
 	if (!x)
 		return false;
+	mount_uncharge(fs, charge(x->name, x->size));
 	free(x->name);
 	free(x->value);
 	*x = inode->i_xattrs[--inode->i_nxattrs];
 	return true;
 }
 
-void xattr_release(struct tfs_inode *inode)
+bool xattr_drop_locked(struct tfs_inode *inode, const char *name)
 {
+	if (NEVER(is_user(name)))
+		return false;
+	return drop_locked(NULL, inode, name);
+}
+
+void xattr_release(struct tierfs *fs, struct tfs_inode *inode)
+{
+	quota_release(inode); /* quota.h: the inode's quota reference */
 	free(inode->i_pol);
 	inode->i_pol = NULL;
 	for (uint32_t i = 0; i < inode->i_nxattrs; i++) {
+		mount_uncharge(fs, charge(inode->i_xattrs[i].name,
+					  inode->i_xattrs[i].size));
 		free(inode->i_xattrs[i].name);
 		free(inode->i_xattrs[i].value);
 	}

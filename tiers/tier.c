@@ -3,12 +3,17 @@
  * tier.c -- tier registry, slot allocator and the thin data wrappers
  * around struct tier_ops.  See tier.h for the contracts.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -152,6 +157,15 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 	r = ops->open(t);
 	if (r < 0)
 		goto err_free;
+	if (kind != TIER_RAM) {
+		struct stat st;
+
+		/* the filesystem whose free space the tier shares */
+		if (stat(t->path, &st) == 0)
+			t->dev = st.st_dev;
+		else
+			t->dev_shared = false; /* cannot group it: cap alone */
+	}
 	*ret_tier = t;
 	return 0;
 
@@ -178,11 +192,66 @@ struct tier *tier_free(struct tier *t)
 
 static void slot_put_back(struct tier *t, uint32_t slot);
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Bytes free on the filesystem under @t: statvfs() of its path, at most
+ * once per TIER_STATVFS_MS unless @fresh (statfs is called often; on a
+ * network filesystem a statvfs() is a round trip).  Racing refreshes
+ * are harmless: each stores a true value.  When statvfs() fails (the
+ * path was removed behind our back) the tier is not capped.
+ */
+static uint64_t dev_avail(struct tier *t, bool fresh)
+{
+	int64_t now = now_ms();
+	int64_t last = __atomic_load_n(&t->dev_checked_ms, __ATOMIC_RELAXED);
+	struct statvfs vfs;
+	uint64_t avail;
+
+	if (!fresh && last && now - last < TIER_STATVFS_MS)
+		return __atomic_load_n(&t->dev_avail, __ATOMIC_RELAXED);
+	if (statvfs(t->path, &vfs) < 0)
+		avail = UINT64_MAX;
+	else if (__builtin_mul_overflow((uint64_t)vfs.f_bavail,
+					(uint64_t)vfs.f_frsize, &avail))
+		avail = UINT64_MAX;
+	__atomic_store_n(&t->dev_avail, avail, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->dev_checked_ms, now ? now : 1, __ATOMIC_RELAXED);
+	return avail;
+}
+
+/*
+ * While the medium is full: has space come back?  Yes once statvfs()
+ * shows at least an extent more free than when it filled (the free
+ * space the filesystem reported then was not enough for a reserve).
+ * Clears medium_full when so.
+ */
+static bool medium_space_back(struct tier *t, bool fresh)
+{
+	uint64_t avail = dev_avail(t, fresh);
+	uint64_t then = __atomic_load_n(&t->full_avail, __ATOMIC_RELAXED);
+
+	if (avail < then || avail - then < t->extent_size)
+		return false;
+	__atomic_store_n(&t->medium_full, false, __ATOMIC_RELAXED);
+	return true;
+}
+
 int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
 {
 	uint32_t slot = 0;
 	int r = 0;
 
+	/* a full medium: no new slot (and no failed reserve to count)
+	 * until statvfs() shows that space came back */
+	if (t->dev_shared && tier_medium_full(t) && !medium_space_back(t, true))
+		return -ENOSPC;
 	pthread_mutex_lock(&t->alloc_lock);
 	/*
 	 * nused is written atomically (under the lock) because
@@ -206,6 +275,17 @@ int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
 					   __ATOMIC_RELAXED);
 			slot_put_back(t, slot);
 		}
+		if (r == -ENOSPC && t->dev_shared) {
+			/* remember what statvfs() called free when it was not */
+			(void)dev_avail(t, true);
+			__atomic_store_n(&t->full_avail,
+					 __atomic_load_n(&t->dev_avail,
+							 __ATOMIC_RELAXED),
+					 __ATOMIC_RELAXED);
+		}
+		if (r == 0 || r == -ENOSPC)
+			__atomic_store_n(&t->medium_full, r == -ENOSPC,
+					 __ATOMIC_RELAXED);
 	}
 	if (r == 0)
 		*ret_slot = slot;
@@ -255,6 +335,36 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 	pthread_mutex_unlock(&t->alloc_lock);
 }
 
+void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
+{
+	uint32_t leaked = 0;
+
+	if (NEVER(first >= t->nslots || n > t->nslots - first))
+		return;
+	if (n == 1 || !t->ops->discard_run ||
+	    t->ops->discard_run(t, first, n) < 0) {
+		for (uint32_t i = 0; i < n; i++)
+			tier_slot_free(t, first + i);
+		return;
+	}
+	if (t->csum)
+		for (size_t b = (size_t)first * t->csum_per_slot;
+		     b < (size_t)(first + n) * t->csum_per_slot; b++)
+			t->csum[b] = t->csum_zero;
+	pthread_mutex_lock(&t->alloc_lock);
+	if (!NEVER(t->nused < n))
+		__atomic_sub_fetch(&t->nused, n, __ATOMIC_RELAXED);
+	/* last first, so that allocation hands the run out in order */
+	for (uint32_t i = n; i-- > 0;)
+		if (free_stack_push(t, first + i) < 0)
+			leaked++;
+	if (leaked) {
+		__atomic_add_fetch(&t->stats.io_errors, leaked, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->nleaked, leaked, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&t->alloc_lock);
+}
+
 /* Undo tier_slot_alloc() of a slot nothing was written to. */
 static void slot_put_back(struct tier *t, uint32_t slot)
 {
@@ -270,10 +380,165 @@ uint32_t tier_used_slots(const struct tier *t)
 	return __atomic_load_n(&t->nused, __ATOMIC_RELAXED);
 }
 
-uint32_t tier_free_slots(const struct tier *t)
+static uint32_t cfg_free_slots(const struct tier *t)
 {
 	return t->nslots - tier_used_slots(t) -
 	       __atomic_load_n(&t->nleaked, __ATOMIC_RELAXED);
+}
+
+uint32_t tier_free_slots(struct tier *t)
+{
+	uint32_t n = cfg_free_slots(t);
+	uint64_t dev;
+
+	if (!t->dev_shared)
+		return n;
+	if (tier_medium_full(t) && !medium_space_back(t, false))
+		return 0;
+	dev = dev_avail(t, false) >> t->extent_shift;
+	return dev < n ? (uint32_t)dev : n;
+}
+
+uint64_t tier_free_bytes(struct tier *const *tiers, unsigned n, uint32_t mask)
+{
+	uint64_t free[TIER_MAX] = { 0 };
+	uint64_t sum = 0;
+	bool done[TIER_MAX] = { false };
+
+	n = MIN(n, (unsigned)TIER_MAX);
+	for (unsigned i = 0; i < n; i++)
+		if (mask & (1u << i))
+			free[i] = (uint64_t)tier_free_slots(tiers[i]) *
+				  tiers[i]->extent_size;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t group, cap;
+
+		if (!(mask & (1u << i)) || done[i])
+			continue;
+		if (!tiers[i]->dev_shared) {
+			sum += free[i];
+			continue;
+		}
+		/* every dev_shared tier on this filesystem, counted once */
+		group = free[i];
+		cap = __atomic_load_n(&tiers[i]->dev_avail, __ATOMIC_RELAXED);
+		for (unsigned j = i + 1; j < n; j++) {
+			if (!(mask & (1u << j)) || !tiers[j]->dev_shared ||
+			    tiers[j]->dev != tiers[i]->dev)
+				continue;
+			done[j] = true;
+			group += free[j];
+		}
+		cap = ALIGN_DOWN(cap, (uint64_t)tiers[i]->extent_size);
+		sum += MIN(group, cap);
+	}
+	return sum;
+}
+
+/* @v in a short human form (powers of 1024, as sizes are given). */
+static void fmt_size(char *buf, size_t len, uint64_t v)
+{
+	static const char units[] = "KMGTPE";
+	double d = (double)v;
+	int u = -1;
+
+	while (d >= 1024 && u < (int)sizeof(units) - 2) {
+		d /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%llu bytes", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%.1f%c", d, units[u]);
+}
+
+int tier_check_shared_space(struct tier *const *tiers, unsigned n, char *why,
+			    size_t len)
+{
+	n = MIN(n, (unsigned)TIER_MAX);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t sum = tiers[i]->size, avail;
+		unsigned count = 1;
+		char names[TIER_MAX * (TIER_NAME_MAX + 4) + 1];
+		char s1[32], s2[32];
+		size_t at;
+		bool first = true;
+
+		if (!tiers[i]->dev_shared)
+			continue;
+		for (unsigned j = 0; j < i; j++)
+			if (tiers[j]->dev_shared && tiers[j]->dev == tiers[i]->dev)
+				first = false;
+		if (!first)
+			continue; /* its group was checked with its first */
+		for (unsigned j = i + 1; j < n; j++)
+			if (tiers[j]->dev_shared &&
+			    tiers[j]->dev == tiers[i]->dev) {
+				sum += tiers[j]->size;
+				count++;
+			}
+		avail = dev_avail(tiers[i], true);
+		if (count < 2 || sum <= avail)
+			continue;
+		at = (size_t)snprintf(names, sizeof(names), "'%s'",
+				      tiers[i]->name);
+		for (unsigned j = i + 1; j < n && at < sizeof(names); j++)
+			if (tiers[j]->dev_shared &&
+			    tiers[j]->dev == tiers[i]->dev)
+				at += (size_t)snprintf(names + at,
+						       sizeof(names) - at,
+						       ", '%s'", tiers[j]->name);
+		fmt_size(s1, sizeof(s1), sum);
+		fmt_size(s2, sizeof(s2), avail);
+		snprintf(why, len,
+			 "tiers %s are on one filesystem (%s) and together need %s, but it has %s free",
+			 names, tiers[i]->path, s1, s2);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* stat() @p and compare with (@dev, @ino). */
+static bool same_inode(const char *p, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+bool tier_path_within(const char *path, const char *dir)
+{
+	struct stat d;
+	char *p, *slash;
+	bool within = false;
+
+	if (!path || !dir || stat(dir, &d) < 0)
+		return false;
+	p = realpath(path, NULL);
+	if (!p)
+		p = strdup(path); /* missing: its parents still tell */
+	if (!p)
+		return false;
+	for (;;) {
+		if (same_inode(*p ? p : "/", d.st_dev, d.st_ino)) {
+			within = true;
+			break;
+		}
+		/* up one component; "a//b/" and a relative path alike */
+		slash = strrchr(p, '/');
+		while (slash && slash > p && slash[1] == '\0') {
+			*slash = '\0';
+			slash = strrchr(p, '/');
+		}
+		if (!slash || !*p || !strcmp(p, "/"))
+			break;
+		if (slash == p)
+			slash[1] = '\0'; /* "/x" -> "/" */
+		else
+			*slash = '\0';
+	}
+	free(p);
+	return within;
 }
 
 /* Returns the injected -errno when the test hook fires, else 0. */
@@ -365,7 +630,7 @@ static int csum_check(struct tier *t, uint32_t slot, uint64_t off,
 		if (block_hash(buf + i, bs) != *csum_of(t, slot, off + i)) {
 			__atomic_add_fetch(&t->stats.csum_errors, 1,
 					   __ATOMIC_RELAXED);
-			return -EIO;
+			return -EBADMSG;
 		}
 	}
 	return 0;
@@ -482,24 +747,6 @@ out:
 	return r;
 }
 
-int tier_verify_slot(struct tier *t, uint32_t slot)
-{
-	size_t len = t->extent_size;
-	char *buf;
-	ssize_t r;
-
-	if (!t->csum)
-		return 0;
-	buf = malloc(len);
-	if (!buf)
-		return -ENOMEM;
-	r = raw_read(t, slot, 0, buf, len);
-	if (r >= 0)
-		r = csum_check(t, slot, 0, buf, len);
-	free(buf);
-	return r < 0 ? (int)r : 0;
-}
-
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len)
 {
 	static const char zeros[65536];
@@ -567,11 +814,14 @@ int tier_space_check(const char *path, uint64_t size)
 	return 0;
 }
 
+#define LOCK_NAME "lock"
+#define OLD_SLAB_NAME "slab" /* the named slab of an older tierfs */
+
 int tier_private_dir_create(const char *path, const char *name,
-			    char **ret_dir)
+			    char **ret_dir, int *ret_lock_fd)
 {
-	char *dir;
-	int r;
+	char *dir, *lock = NULL;
+	int fd = -1, r;
 
 	if (asprintf(&dir, "%s/tierfs-%s-XXXXXX", path, name) < 0)
 		return -ENOMEM;
@@ -585,10 +835,183 @@ int tier_private_dir_create(const char *path, const char *name,
 	/* mkdtemp() honours the umask; the mode must not depend on it */
 	if (chmod(dir, 0700) < 0) {
 		r = -errno;
+		goto err;
+	}
+	if (asprintf(&lock, "%s/" LOCK_NAME, dir) < 0) {
+		lock = NULL;
+		r = -ENOMEM;
+		goto err;
+	}
+	fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0 || fchmod(fd, 0600) < 0) {
+		r = -errno;
+		goto err;
+	}
+	/*
+	 * Held until the fd is closed, by exit or by the kernel when the
+	 * process dies.  A filesystem without flock() (ENOLCK, EOPNOTSUPP:
+	 * NFS mounted nolock, some parallel filesystems) makes a directory
+	 * that no sweep removes, which is the safe way to be wrong.
+	 */
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EINTR)
+		;
+	free(lock);
+	*ret_dir = dir;
+	*ret_lock_fd = fd;
+	return 0;
+
+err:
+	if (fd >= 0)
+		(void)close(fd);
+	if (lock)
+		(void)unlink(lock);
+	free(lock);
+	(void)rmdir(dir);
+	free(dir);
+	return r;
+}
+
+void tier_private_dir_remove(char *dir, int lock_fd)
+{
+	char *lock;
+
+	/* unlink while still holding the lock: no sweep takes it meanwhile */
+	if (dir && asprintf(&lock, "%s/" LOCK_NAME, dir) >= 0) {
+		(void)unlink(lock);
+		free(lock);
+	}
+	if (dir)
 		(void)rmdir(dir);
-		free(dir);
+	if (lock_fd >= 0)
+		(void)close(lock_fd);
+}
+
+int tier_backing_open(const char *dir)
+{
+	char *name;
+	int fd, r;
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR ||
+		       errno == EINVAL || errno == ENOENT)) {
+		/*
+		 * No O_TMPFILE here (an older kernel, NFS, FUSE): a named
+		 * file, unlinked before it holds a byte.
+		 */
+		if (asprintf(&name, "%s/" OLD_SLAB_NAME, dir) < 0)
+			return -ENOMEM;
+		fd = open(name,
+			  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			  0600);
+		if (fd >= 0 && unlink(name) < 0) {
+			r = -errno;
+			(void)unlink(name);
+			(void)close(fd);
+			free(name);
+			return r;
+		}
+		free(name);
+	}
+	if (fd < 0)
+		return -errno;
+	/* open() honours the umask */
+	if (fchmod(fd, 0600) < 0) {
+		r = -errno;
+		(void)close(fd);
 		return r;
 	}
-	*ret_dir = dir;
-	return 0;
+	return fd;
+}
+
+/*
+ * Is @dir (an open directory, name @name in @path) a dead mount's private
+ * directory?  Then remove it and add the bytes freed to *ret_bytes.
+ */
+static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
+{
+	int fd, lfd = -1;
+	bool has_lock = false, has_slab = false, other = false, dead = false;
+	uint64_t bytes = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || (st.st_uid != geteuid() && geteuid() != 0)) {
+		(void)close(fd);
+		return false;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return false;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			other = true;
+		else if (!strcmp(de->d_name, LOCK_NAME))
+			has_lock = true;
+		else if (!strcmp(de->d_name, OLD_SLAB_NAME)) {
+			has_slab = true;
+			bytes = (uint64_t)st.st_blocks * 512;
+		} else
+			other = true;
+	}
+	if (other || (!has_lock && !has_slab))
+		goto out; /* not ours, or a mount being set up right now */
+	if (has_lock) {
+		lfd = openat(fd, LOCK_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		dead = lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0;
+	} else {
+		/*
+		 * An older tierfs's directory has no lock to ask.  Removing
+		 * it is safe even if that daemon still runs: its open fd or
+		 * mapping keeps the data until it exits, and then the kernel
+		 * frees it instead of leaving it behind.
+		 */
+		dead = true;
+	}
+	if (!dead)
+		goto out;
+	if (has_slab && unlinkat(fd, OLD_SLAB_NAME, 0) < 0)
+		bytes = 0;
+	if (has_lock)
+		(void)unlinkat(fd, LOCK_NAME, 0);
+	dead = unlinkat(dfd, name, AT_REMOVEDIR) == 0 || bytes > 0;
+	if (dead)
+		*ret_bytes += bytes;
+out:
+	if (lfd >= 0)
+		(void)close(lfd);
+	closedir(d);
+	return dead;
+}
+
+void tier_sweep_stale(const char *path, unsigned *ret_dirs,
+		      uint64_t *ret_bytes)
+{
+	struct dirent *de;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		/* tierfs-NAME-XXXXXX */
+		if (n < sizeof("tierfs-x-XXXXXX") - 1 ||
+		    strncmp(de->d_name, "tierfs-", 7) ||
+		    de->d_name[n - 7] != '-' ||
+		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (sweep_one(dirfd(d), de->d_name, ret_bytes))
+			(*ret_dirs)++;
+	}
+	closedir(d);
 }

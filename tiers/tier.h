@@ -63,6 +63,9 @@ struct tier;
  *            fine: this is scratch.
  * @discard:  make all of @slot read as zeros and give its backing space
  *            back where the medium allows; returns 0 or -errno.
+ * @discard_run: optional: @discard of slots @first .. @first+@n-1 in one
+ *            call (one hole punch); returns 0 or -errno, and on failure
+ *            the caller discards slot by slot.
  * @sync:     flush written data to the medium; returns 0 or -errno.
  * @reserve:  optional: make sure writes into @slot, just allocated, will
  *            not fail for want of space on the medium; returns 0 or
@@ -86,6 +89,7 @@ struct tier_ops {
 	int (*sync)(struct tier *t);
 	int (*reserve)(struct tier *t, uint32_t slot);
 	void *(*direct)(struct tier *t, uint32_t slot, uint64_t off);
+	int (*discard_run)(struct tier *t, uint32_t first, uint32_t n);
 };
 
 #define TIER_OPS_VERSION 1
@@ -117,8 +121,9 @@ struct tier_stats {
  * a read-modify-write of one 64 KiB block, not of a whole extent, while
  * the table stays small (64 bytes per 1 MiB extent, 256 MiB for 4 TiB).
  * tier_write() keeps them current, tier_read() verifies every block it
- * touches and fails with -EIO (counted in csum_errors) on a mismatch, so
- * wrong data is never returned.  RAM needs none: nothing below us can
+ * touches and fails with -EBADMSG (counted in csum_errors) on a mismatch,
+ * so wrong data is never returned; callers tell the client EIO and the
+ * log "checksum mismatch".  RAM needs none: nothing below us can
  * change it.
  */
 #define TIER_CSUM_BLOCK_SHIFT 16
@@ -151,6 +156,43 @@ struct tier {
 				     * discards, neither used nor free */
 
 	struct tier_stats stats; /* relaxed atomics, see above */
+	/*
+	 * True while the medium under the tier is full below the tier's
+	 * configured size: set when a slot's reserve fails with ENOSPC,
+	 * cleared once statvfs() shows more room than there was then (at
+	 * most TIER_STATVFS_MS after it came back) or by the next reserve
+	 * that succeeds.  Relaxed atomic; read with tier_medium_full().
+	 * While it is set, tier_free_slots() is 0 and tier_slot_alloc()
+	 * fails at once with -ENOSPC, so that placement and the migrator
+	 * stop trying (and stop counting io_errors) until space returns.
+	 */
+	bool medium_full;
+
+	/*
+	 * Space of the filesystem under the tier.  @dev_shared: the back
+	 * end takes blocks from that filesystem as slots are allocated (the
+	 * sparse file tier; a pmem tier reserves all of them at open), so
+	 * its free space is the smaller of the free slots and what
+	 * statvfs() says is free there; set by ->open, immutable after.
+	 * @dev: st_dev of the backing directory (tiers on one filesystem
+	 * share its free space); immutable after tier_create().  The rest
+	 * are relaxed atomics: @dev_avail, bytes free there at
+	 * @dev_checked_ms (CLOCK_MONOTONIC, 0: never), and @full_avail,
+	 * what was free when the medium filled.
+	 */
+	bool dev_shared;
+	dev_t dev;
+	uint64_t dev_avail;
+	int64_t dev_checked_ms;
+	uint64_t full_avail;
+
+	/*
+	 * Set by ->open for tier_create()'s caller to log: stale private
+	 * directories of dead mounts that open removed from @path, and the
+	 * bytes of backing data that freed.  Immutable after tier_create().
+	 */
+	unsigned swept_dirs;
+	uint64_t swept_bytes;
 
 	/*
 	 * Block checksums, csum_per_slot per slot; NULL when the kind needs
@@ -188,7 +230,10 @@ const char *tier_kind_name(enum tier_kind kind);
  * @ret_tier:    on success, the tier; the caller frees it with tier_free()
  *
  * For TIER_PMEM and TIER_FILE the back end creates a private (0700)
- * directory under @path that tier_free() removes again.
+ * directory under @path that tier_free() removes again; the backing data
+ * itself is an unlinked file (tier_backing_open()), freed by the kernel
+ * when the process ends however it ends.  Stale directories of dead
+ * mounts in @path are removed first (tier_sweep_stale(); t->swept_*).
  *
  * Return: 0; -EINVAL for a bad name, kind or a size below one extent;
  * -EFBIG for more than 2^32 slots;
@@ -208,9 +253,17 @@ struct tier *tier_free(struct tier *t);
 /**
  * tier_slot_alloc() - take a free slot, its space reserved on the medium
  * Return: 0 and *ret_slot; -ENOSPC when every slot is in use or the
- * medium has no room left for it; or the back end's -errno.
+ * medium has no room left for it (then tier_medium_full() tells which);
+ * or the back end's -errno.
  */
 int tier_slot_alloc(struct tier *t, uint32_t *ret_slot);
+
+/* True while the medium is full below the tier's configured size: the
+ * tier's free count promises room that is not there. */
+static inline bool tier_medium_full(const struct tier *t)
+{
+	return __atomic_load_n(&t->medium_full, __ATOMIC_RELAXED);
+}
 
 /**
  * tier_slot_free() - discard @slot's data and return it to the free pool
@@ -220,9 +273,52 @@ int tier_slot_alloc(struct tier *t, uint32_t *ret_slot);
  */
 void tier_slot_free(struct tier *t, uint32_t slot);
 
-/* Slots in use and slots free; racy snapshots, for stats and statfs. */
+/**
+ * tier_slot_free_run() - tier_slot_free() of slots @first..@first+@n-1,
+ * with one discard of the whole run where the back end has @discard_run
+ * (one hole punch on a file tier), and alloc_lock taken once.
+ */
+void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n);
+
+/*
+ * Slots in use and slots free; racy snapshots, for stats and statfs.
+ * Free slots are the configured ones not in use, capped for a
+ * dev_shared tier by the free space of the filesystem under it (a
+ * statvfs() cached for TIER_STATVFS_MS), and 0 while
+ * tier_medium_full().
+ */
+#define TIER_STATVFS_MS 200
 uint32_t tier_used_slots(const struct tier *t);
-uint32_t tier_free_slots(const struct tier *t);
+uint32_t tier_free_slots(struct tier *t);
+
+/**
+ * tier_free_bytes() - free bytes of the tiers in @mask of @tiers[0..n-1]
+ * As the sum of tier_free_slots() * extent size, except that tiers on
+ * one filesystem share its free space: a group of dev_shared tiers with
+ * one st_dev counts at most what that filesystem has free, once.
+ */
+uint64_t tier_free_bytes(struct tier *const *tiers, unsigned n,
+			 uint32_t mask);
+
+/**
+ * tier_check_shared_space() - do the dev_shared tiers on each filesystem
+ * fit in it together?  Each tier's own size was checked at its open;
+ * this checks the sum per filesystem (st_dev) against what is free there
+ * now, after every tier reserved what it reserves at open.
+ * Return: 0, or -ENOSPC with one line naming the tiers, the sum and the
+ * free space in @why (@len bytes).
+ */
+int tier_check_shared_space(struct tier *const *tiers, unsigned n, char *why,
+			    size_t len);
+
+/**
+ * tier_path_within() - is @path @dir itself or below it?
+ * Compares by inode (st_dev, st_ino) each of @path's ancestors, after
+ * resolving symbolic links where @path exists, lexically where it does
+ * not.  For the rule that no tier lies at or under the mount point.
+ * Return: true if so; false if not or @dir cannot be looked at.
+ */
+bool tier_path_within(const char *path, const char *dir);
 
 /*
  * Data wrappers: bounds asserts, counters and the fault hook live here
@@ -246,13 +342,6 @@ int tier_sync(struct tier *t);
 const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 			     size_t len);
 
-/**
- * tier_verify_slot() - read @slot back and check every block's checksum
- * Return: 0, -EIO for a mismatch (counted), or the back end's -errno.
- * For scrubbing; the caller holds the slot's owner as for tier_read().
- */
-int tier_verify_slot(struct tier *t, uint32_t slot);
-
 static inline bool tier_has_csum(const struct tier *t)
 {
 	return t->csum != NULL;
@@ -267,15 +356,36 @@ static inline bool tier_has_csum(const struct tier *t)
  * tier_space_check() - the filesystem holding @path has @size bytes
  * free: -ENOSPC otherwise.
  * tier_private_dir_create() - make @path/tierfs-@name-XXXXXX, mode 0700
- * whatever the umask.  This is also the real create test (access() says
- * yes to root on /proc, or on NFS with root squashing; such refusals,
- * EPERM or ENOENT, become -EACCES).  On success the caller owns *ret_dir
- * and frees it with free().
+ * whatever the umask, holding one empty file "lock" (0600) that stays
+ * locked (flock) while *ret_lock_fd is open: that is how a later mount
+ * tells a dead mount's directory from a live one.  This is also the real
+ * create test (access() says yes to root on /proc, or on NFS with root
+ * squashing; such refusals, EPERM or ENOENT, become -EACCES).  On
+ * success the caller owns *ret_dir and *ret_lock_fd and gives both back
+ * with tier_private_dir_remove().
+ * tier_private_dir_remove() - remove the lock file and the directory,
+ * then close the lock; accepts NULL / -1 and things already gone.
+ * tier_backing_open() - an unlinked file (O_TMPFILE; where the
+ * filesystem lacks that, a file created and unlinked at once) in @dir,
+ * mode 0600: its data lives exactly as long as some process holds it
+ * open or mapped, so a daemon killed by any means leaves none behind.
+ * Returns the fd (O_RDWR, O_CLOEXEC) or -errno.
+ * tier_sweep_stale() - remove the private directories in @path that a
+ * dead mount left: a tierfs-* directory holding a lock file nobody
+ * holds, or (an older tierfs, which had no lock file and a named
+ * slab) a "slab" and nothing else; only directories we own (or any as
+ * root) whose entries are just those.  Adds what it removed to
+ * *ret_dirs and the bytes freed to *ret_bytes.  Best effort: returns
+ * nothing; a directory it cannot judge is left alone.
  */
 int tier_path_check(const char *path);
 int tier_space_check(const char *path, uint64_t size);
 int tier_private_dir_create(const char *path, const char *name,
-			    char **ret_dir);
+			    char **ret_dir, int *ret_lock_fd);
+void tier_private_dir_remove(char *dir, int lock_fd);
+int tier_backing_open(const char *dir);
+void tier_sweep_stale(const char *path, unsigned *ret_dirs,
+		      uint64_t *ret_bytes);
 
 /* Back ends, one per kind (NULL where this build lacks one). */
 extern const struct tier_ops tier_ram_ops;

@@ -5,10 +5,16 @@
  * read and written through io_uring (uring.c).
  *
  * Layout: open makes a private directory PATH/tierfs-NAME-XXXXXX (0700)
- * holding one file, "slab" (0600), of nslots * extent_size bytes, made
- * with ftruncate() and so sparse: slot N is the byte range starting at
- * N * extent_size, and a slot never written costs no disk space.  Close
- * removes both again.
+ * holding a lock file (tier_private_dir_create()) and, unlinked, the
+ * slab (0600): one file of nslots * extent_size bytes, made with
+ * ftruncate() and so sparse: slot N is the byte range starting at
+ * N * extent_size, and a slot never written costs no disk space.  The
+ * slab has no name (O_TMPFILE, see tier_backing_open()): the kernel
+ * frees it when the daemon exits, however it exits -- a kill -9 or an
+ * OOM kill leaves no data behind, only the directory with its empty
+ * lock file, which the next mount on PATH removes (tier_sweep_stale()).
+ * Close removes the directory.  Tests reach the slab through
+ * /proc/PID/fd (a link to "DIR/#INO (deleted)").
  *
  * Zeroing: a fresh slab reads as zeros; a freed slot's blocks are handed
  * back with FALLOC_FL_PUNCH_HOLE, after which it reads as zeros again.
@@ -17,14 +23,15 @@
  *
  * Space: open checks that the configured size fits in the free space of
  * the filesystem at that moment, but reserves nothing (the file is
- * sparse).  If other users fill the filesystem later, a write fails with
- * the kernel's -ENOSPC.
+ * sparse): a slot's blocks are reserved when it is allocated
+ * (file_reserve()).  So the tier shares the filesystem's free space
+ * (t->dev_shared): tier.c caps its free slots by statvfs().
  *
  * Errors: a -errno from the kernel (cqe->res) is returned as is.  A read
  * that meets end of file -- only possible if someone truncated the slab
  * behind our back -- fails with -EIO rather than inventing zeros for
- * data that was lost.  Removing the slab file changes nothing until
- * close: the open fd keeps the data.
+ * data that was lost.  Removing the private directory changes nothing:
+ * the open fd keeps the data.
  *
  * Threads: every field of struct file_priv is immutable after open except
  * the no_punch flag; reads and writes are positional on one shared fd,
@@ -44,12 +51,10 @@
 #include "macro.h"
 #include "banned.h"
 
-#define SLAB_NAME "slab"
-
 struct file_priv {
-	int fd;	    /* the slab file; immutable after open */
-	char *dir;  /* private directory; immutable after open */
-	char *slab; /* path of the slab file; immutable after open */
+	int fd;	     /* the slab file; immutable after open */
+	int lock_fd; /* the private directory's lock; immutable after open */
+	char *dir;   /* private directory; immutable after open */
 	/*
 	 * Set once punching a hole failed with EOPNOTSUPP, so later discards
 	 * skip straight to the caller's zero-by-writing fallback.  Relaxed
@@ -60,8 +65,6 @@ struct file_priv {
 };
 
 /*
- * Open flags of the slab file.
- *
  * NEEDSWORK: O_DIRECT would keep tier data out of the page cache (it is
  * cached once more by the kernel's FUSE page cache above us).  It needs
  * buffers, offsets and lengths aligned to STATX_DIOALIGN, which 1 MiB
@@ -69,7 +72,6 @@ struct file_priv {
  * not: a second fd with O_DIRECT, used only for aligned requests, would
  * do.  Everything below passes the fd through unchanged.
  */
-#define SLAB_OPEN_FLAGS (O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW)
 
 static inline uint64_t slot_offset(const struct tier *t, uint32_t slot)
 {
@@ -84,12 +86,8 @@ static void file_priv_free(struct file_priv *p)
 		return;
 	if (p->fd >= 0)
 		(void)close(p->fd);
-	/* either may be gone already if someone removed them: fine */
-	if (p->slab)
-		(void)unlink(p->slab);
-	if (p->dir)
-		(void)rmdir(p->dir);
-	free(p->slab);
+	/* may be gone already if someone removed it: fine */
+	tier_private_dir_remove(p->dir, p->lock_fd);
 	free(p->dir);
 	free(p);
 }
@@ -107,30 +105,28 @@ static int file_open(struct tier *t)
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
+	p->lock_fd = -1;
 	/* create first: an unwritable directory is the clearer complaint */
-	r = tier_private_dir_create(t->path, t->name, &p->dir);
+	r = tier_private_dir_create(t->path, t->name, &p->dir, &p->lock_fd);
 	if (r < 0)
 		goto err_free;
+	/* what dead mounts left here goes before the space check */
+	tier_sweep_stale(t->path, &t->swept_dirs, &t->swept_bytes);
 	/* f_bavail: the space an unprivileged user may fill */
 	r = tier_space_check(t->path, t->size);
 	if (r < 0)
 		goto err_free;
-	if (asprintf(&p->slab, "%s/" SLAB_NAME, p->dir) < 0) {
-		p->slab = NULL;
-		r = -ENOMEM;
-		goto err_free;
-	}
-	p->fd = open(p->slab, SLAB_OPEN_FLAGS, 0600);
+	p->fd = tier_backing_open(p->dir);
 	if (p->fd < 0) {
-		r = -errno;
+		r = p->fd;
 		goto err_free;
 	}
-	/* open() honours the umask too */
-	if (fchmod(p->fd, 0600) < 0 || ftruncate(p->fd, (off_t)len) < 0) {
+	if (ftruncate(p->fd, (off_t)len) < 0) {
 		r = -errno; /* EFBIG: beyond this filesystem's file size */
 		goto err_free;
 	}
 	t->priv = p;
+	t->dev_shared = true;
 	return 0;
 
 err_free:
@@ -182,6 +178,21 @@ static int file_discard(struct tier *t, uint32_t slot)
 	return r; /* tier_slot_free() then zeroes the slot by writing */
 }
 
+static int file_discard_run(struct tier *t, uint32_t first, uint32_t n)
+{
+	struct file_priv *p = t->priv;
+	int r;
+
+	if (__atomic_load_n(&p->no_punch, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	do {
+		r = fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)slot_offset(t, first),
+			      (off_t)((uint64_t)n << t->extent_shift));
+	} while (r < 0 && errno == EINTR);
+	return r == 0 ? 0 : -errno; /* the caller falls back per slot */
+}
+
 /*
  * Reserve the blocks of a freshly allocated slot, so that no write into
  * it can later fail for want of space: a device that fills up below the
@@ -224,6 +235,7 @@ const struct tier_ops tier_file_ops = {
 	.read = file_read,
 	.write = file_write,
 	.discard = file_discard,
+	.discard_run = file_discard_run,
 	.reserve = file_reserve,
 	.sync = file_sync,
 };

@@ -4,9 +4,14 @@
  * mapped with libpmem and accessed with loads and stores.
  *
  * Layout: open makes a private directory PATH/tierfs-NAME-XXXXXX (0700)
- * holding one file, "slab" (0600), of nslots * extent_size bytes, and
- * maps all of it with pmem_map_file().  Slot N is the range starting at
- * N * extent_size of the mapping.  Close unmaps and removes both.
+ * holding a lock file (tier_private_dir_create()) and, unlinked, the
+ * slab (0600) of nslots * extent_size bytes (tier_backing_open()), and
+ * maps all of it with pmem_map_file() through /proc/self/fd/N: libpmem
+ * wants a path, and that one names the unlinked file without giving it
+ * a name anyone else sees.  Slot N is the range starting at
+ * N * extent_size of the mapping.  The kernel frees the slab when the
+ * last of our fd and mapping goes, so a killed daemon leaves no data
+ * behind (see tier_file.c).  Close unmaps and removes the directory.
  *
  * Persistence: pmem_is_pmem() is asked once, at open.  On real pmem a
  * write is pmem_memcpy_nodrain() then pmem_drain() (non-temporal stores,
@@ -44,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h> /* madvise */
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -52,8 +58,6 @@
 #include "tier.h"
 #include "macro.h"
 #include "banned.h"
-
-#define SLAB_NAME "slab"
 
 /*
  * Whether a write to a non-pmem mapping is followed by pmem_msync() of
@@ -78,8 +82,8 @@ struct pmem_priv {
 	 * a thread that misses it makes one more failing call, harmlessly.
 	 */
 	bool no_punch;
-	char *dir;  /* private directory; immutable after open */
-	char *slab; /* path of the slab file; immutable after open */
+	int lock_fd; /* the private directory's lock; immutable after open */
+	char *dir;   /* private directory; immutable after open */
 };
 
 /* ------------------------------------------------------------------ */
@@ -98,7 +102,8 @@ struct pmem_priv {
  * SIGBUS handler installed later by someone else must chain to it), with
  * SA_NODEFER so that jumping out of it leaves SIGBUS unblocked and no
  * signal mask needs saving (sigsetjmp(env, 0): no system call per I/O;
- * the fault path unblocks SIGBUS once more in case SA_NODEFER was lost).
+ * the fault path restores the thread's mask in case an interposed
+ * sigaction() changed it, as TSan's does).
  * A thread that has SIGBUS blocked would be killed outright by a fault
  * (libfuse 3 blocks only SIGTERM, SIGINT, SIGHUP and SIGQUIT in its
  * workers, but libfuse 2 and some forks block every signal, and so may
@@ -111,6 +116,8 @@ struct pmem_priv {
 static __thread sigjmp_buf *guard_jmp;
 /* This thread has SIGBUS unblocked. */
 static __thread bool guard_thread_ready;
+/* This thread's signal mask outside guarded() (SIGBUS unblocked). */
+static __thread sigset_t guard_mask;
 
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 static int guard_once_err;	   /* written once, inside guard_once */
@@ -168,7 +175,9 @@ static void guard_thread_init(void)
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGBUS);
-	(void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	if (pthread_sigmask(SIG_UNBLOCK, &set, &guard_mask) != 0)
+		sigemptyset(&guard_mask);
+	sigdelset(&guard_mask, SIGBUS);
 	guard_thread_ready = true;
 }
 
@@ -211,12 +220,17 @@ static int guarded(const struct pmem_priv *p, enum guard_op op, char *pm,
 		guard_thread_init();
 	if (sigsetjmp(jb, 0)) {
 		/*
-		 * The handler cleared guard_jmp.  SA_NODEFER should have left
-		 * SIGBUS unblocked, but an interposed sigaction() (TSan's does)
-		 * may drop the flag, and a blocked SIGBUS kills on the next
-		 * fault: unblock it again.  Only this error path pays.
+		 * The handler cleared guard_jmp.  SA_NODEFER and the empty
+		 * sa_mask should have left the mask as it was, but an
+		 * interposed sigaction() may change both: TSan's runs every
+		 * handler with all signals blocked, glibc's internal
+		 * SIGCANCEL included, so that after this jump a blocked
+		 * SIGBUS would kill on the next fault and libfuse's
+		 * pthread_cancel() of the worker at unmount would hang.
+		 * Restore the mask (glibc never blocks its internal signals
+		 * through pthread_sigmask).  Only this error path pays.
 		 */
-		guard_thread_init();
+		(void)pthread_sigmask(SIG_SETMASK, &guard_mask, NULL);
 		return -EIO;
 	}
 	guard_jmp = &jb;
@@ -277,12 +291,8 @@ static void pmem_priv_free(struct pmem_priv *p)
 		(void)pmem_unmap(p->base, p->len);
 	if (p->fd >= 0)
 		(void)close(p->fd);
-	/* either may be gone already if someone removed them: fine */
-	if (p->slab)
-		(void)unlink(p->slab);
-	if (p->dir)
-		(void)rmdir(p->dir);
-	free(p->slab);
+	/* may be gone already if someone removed it: fine */
+	tier_private_dir_remove(p->dir, p->lock_fd);
 	free(p->dir);
 	free(p);
 }
@@ -297,12 +307,10 @@ static int slab_create(struct pmem_priv *p, uint64_t len)
 {
 	int r;
 
-	p->fd = open(p->slab,
-		     O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	p->fd = tier_backing_open(p->dir);
 	if (p->fd < 0)
-		return -errno;
-	/* open() honours the umask */
-	if (fchmod(p->fd, 0600) < 0 || ftruncate(p->fd, (off_t)len) < 0)
+		return p->fd;
+	if (ftruncate(p->fd, (off_t)len) < 0)
 		return -errno;
 	do {
 		r = fallocate(p->fd, 0, 0, (off_t)len);
@@ -321,6 +329,7 @@ static int pmem_open(struct tier *t)
 	uint64_t len = (uint64_t)t->nslots << t->extent_shift;
 	struct pmem_priv *p;
 	size_t mapped = 0;
+	char self[64];
 	int is_pmem = 0, r;
 
 	if (len > SIZE_MAX)
@@ -335,33 +344,40 @@ static int pmem_open(struct tier *t)
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
-	r = tier_private_dir_create(t->path, t->name, &p->dir);
+	p->lock_fd = -1;
+	r = tier_private_dir_create(t->path, t->name, &p->dir, &p->lock_fd);
 	if (r < 0)
 		goto err_free;
+	/* what dead mounts left here goes before the space check */
+	tier_sweep_stale(t->path, &t->swept_dirs, &t->swept_bytes);
 	r = tier_space_check(t->path, t->size);
 	if (r < 0)
 		goto err_free;
-	if (asprintf(&p->slab, "%s/" SLAB_NAME, p->dir) < 0) {
-		p->slab = NULL;
-		r = -ENOMEM;
-		goto err_free;
-	}
 	r = slab_create(p, len);
 	if (r < 0)
 		goto err_free;
-	/* no flags and length 0: map the whole existing file */
-	p->base = pmem_map_file(p->slab, 0, 0, 0, &mapped, &is_pmem);
+	/*
+	 * No flags and length 0: map the whole existing file.  The magic
+	 * link reopens the unlinked slab (needs /proc, as libfuse does).
+	 */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", p->fd);
+	p->base = pmem_map_file(self, 0, 0, 0, &mapped, &is_pmem);
 	if (!p->base) {
 		r = -errno;
 		goto err_free;
 	}
 	p->len = mapped;
+	/* issue 11: users' data stays out of core dumps (best effort) */
+	(void)madvise(p->base, mapped, MADV_DONTDUMP);
 	if (mapped != len) {
 		r = -EIO; /* someone changed the file under us */
 		goto err_free;
 	}
 	p->is_pmem = is_pmem;
 	t->priv = p;
+	/* an unreserved (sparse) slab takes blocks as it goes, as a file
+	 * tier's does */
+	t->dev_shared = !p->reserved;
 	return 0;
 
 err_free:

@@ -33,6 +33,9 @@ static int ram_open(struct tier *t)
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return -errno;
+	/* users' data stays out of core dumps (best effort: a kernel
+	 * without MADV_DONTDUMP just dumps it) */
+	(void)madvise(base, len, MADV_DONTDUMP);
 	p = malloc(sizeof(*p));
 	if (!p) {
 		munmap(base, len);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cmd_layout.c -- tierctl layout: where the data of a file lives, from
- * user.tierfs.extents (runs) and user.tierfs.layout (every tier's name,
- * in stack order, with its byte count).
+ * its extent list (runs, read page by page: ctl_extents_each()) and
+ * user.tierfs.layout (every tier's name, in stack order, with its byte
+ * count).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,7 +20,7 @@
 
 struct run {
 	uint64_t start, len;
-	char tier[64];
+	char tier[TIERFS_TIER_NAME_MAX + 1];
 };
 
 struct tier_total {
@@ -70,49 +71,29 @@ static int parse_layout(char *text, struct totals *tt, bool use_values)
 	return 0;
 }
 
-/* "START LENGTH TIER\n" lines into runs, merging neighbours. */
-static int parse_runs(const char *text, struct run **ret, size_t *ret_n)
+struct run_list {
+	struct run *v;
+	size_t n, cap;
+};
+
+/* ctl_run_fn: collect the runs (neighbours come merged already). */
+static int add_run(void *arg, uint64_t start, uint64_t len, const char *tier)
 {
-	struct run *v = NULL;
-	size_t n = 0, cap = 0;
-	const char *p = text;
+	struct run_list *l = arg;
 
-	while (*p) {
-		unsigned long long start, len;
-		char tier[64];
-		int used = 0;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 16;
+		struct run *nv = realloc(l->v, nc * sizeof(*nv));
 
-		if (sscanf(p, "%llu %llu %63s%n", &start, &len, tier, &used) !=
-		    3) {
-			free(v);
-			return -EINVAL;
-		}
-		p += used;
-		while (*p == '\n' || *p == ' ')
-			p++;
-		if (n > 0 && !strcmp(v[n - 1].tier, tier) &&
-		    v[n - 1].start + v[n - 1].len == start) {
-			v[n - 1].len += len;
-			continue;
-		}
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			struct run *nv = realloc(v, nc * sizeof(*nv));
-
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = nc;
-		}
-		v[n].start = start;
-		v[n].len = len;
-		snprintf(v[n].tier, sizeof(v[n].tier), "%s", tier);
-		n++;
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = nc;
 	}
-	*ret = v;
-	*ret_n = n;
+	l->v[l->n].start = start;
+	l->v[l->n].len = len;
+	snprintf(l->v[l->n].tier, sizeof(l->v[l->n].tier), "%s", tier);
+	l->n++;
 	return 0;
 }
 
@@ -124,7 +105,7 @@ static void print_totals(const char *path, const struct totals *tt,
 
 	for (size_t i = 0; i < tt->n; i++)
 		sum += tt->t[i].bytes;
-	printf("%s: ", path);
+	printf("%s: ", qn(path));
 	if (file)
 		printf("%zu run%s; ", nruns, nruns == 1 ? "" : "s");
 	for (size_t i = 0; i < tt->n; i++)
@@ -137,59 +118,56 @@ static void print_totals(const char *path, const struct totals *tt,
 
 static int layout_err(const char *path, int r)
 {
+	/* on a tierfs mount (checked): a daemon without the attribute */
 	if (r == -ENOTSUP || r == -ENODATA)
-		return tierctl_err("'%s' is not on a tierfs mount", path);
-	return tierctl_err("cannot read the layout of '%s': %s", path,
+		return tierctl_err("'%s' reports no layout", qn(path));
+	return tierctl_err("cannot read the layout of '%s': %s", qn(path),
 			   strerror(-r));
 }
 
-static int layout_dir(const char *path)
+static int layout_dir(const struct tierfs_path *p)
 {
 	_cleanup_free_ char *text = NULL;
 	struct totals tt = { .n = 0 };
-	ssize_t r = ctl_get(path, TIERFS_XATTR_LAYOUT, &text);
+	ssize_t r = ctl_get(p->at, TIERFS_XATTR_LAYOUT, &text);
 
 	if (r < 0)
-		return layout_err(path, (int)r);
+		return layout_err(p->path, (int)r);
 	if (parse_layout(text, &tt, true) < 0)
-		return tierctl_err("unexpected layout of '%s': '%s'", path,
-				   text);
-	print_totals(path, &tt, 0, false);
+		return tierctl_err("unexpected layout of '%s': '%s'",
+				   qn(p->path), qn(text));
+	print_totals(p->path, &tt, 0, false);
 	return 0;
 }
 
-static int layout_file(const char *path, const struct stat *st)
+/* Print the runs @rl of file @p and the totals per tier. */
+static int layout_runs(const struct tierfs_path *p, const struct stat *st,
+		       const struct run_list *rl)
 {
-	_cleanup_free_ char *ext = NULL;
+	const char *path = p->path;
+	const struct run *runs = rl->v;
+	size_t nruns = rl->n;
 	_cleanup_free_ char *lay = NULL;
 	_cleanup_free_ char *root = NULL;
-	_cleanup_free_ struct run *runs = NULL;
 	struct totals tt = { .n = 0 };
 	uint64_t es = 0;
-	size_t nruns = 0;
 	struct stats s;
 	char h[32], e[32];
 	ssize_t r;
 
-	r = ctl_get(path, TIERFS_XATTR_EXTENTS, &ext);
-	if (r < 0)
-		return layout_err(path, (int)r);
-	r = ctl_get(path, TIERFS_XATTR_LAYOUT, &lay);
+	r = ctl_get(p->at, TIERFS_XATTR_LAYOUT, &lay);
 	if (r < 0)
 		return layout_err(path, (int)r);
 	if (parse_layout(lay, &tt, false) < 0)
-		return tierctl_err("unexpected layout of '%s': '%s'", path,
-				   lay);
-	r = parse_runs(ext, &runs, &nruns);
-	if (r < 0)
-		return tierctl_err("unexpected extent list of '%s'", path);
+		return tierctl_err("unexpected layout of '%s': '%s'", qn(path),
+				   qn(lay));
 	/* the extent size is the mount's; not knowing it is no error */
-	if (mount_root(path, &root) == 0 && stats_read(root, &s) == 0) {
+	if (mount_root(p->at, &root) == 0 && stats_read(root, &s) == 0) {
 		es = rec_u64(stats_find(&s, "mount", NULL), "extent_size");
 		stats_release(&s);
 	}
 
-	printf("File size of %s is %llu (%s", path,
+	printf("File size of %s is %llu (%s", qn(path),
 	       (unsigned long long)st->st_size,
 	       human((uint64_t)st->st_size, h, sizeof(h)));
 	if (es)
@@ -209,6 +187,21 @@ static int layout_file(const char *path, const struct stat *st)
 	return 0;
 }
 
+static int layout_file(const struct tierfs_path *p, const struct stat *st)
+{
+	struct run_list rl = { NULL, 0, 0 };
+	int r = ctl_extents_each(p->at, add_run, &rl);
+
+	if (r == -EBADMSG)
+		r = tierctl_err("unexpected extent list of '%s'", qn(p->path));
+	else if (r < 0)
+		r = layout_err(p->path, r);
+	else
+		r = layout_runs(p, st, &rl);
+	free(rl.v);
+	return r;
+}
+
 int cmd_layout(int argc, char **argv)
 {
 	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
@@ -221,25 +214,34 @@ int cmd_layout(int argc, char **argv)
 	if (optind == argc)
 		return tierctl_usage_err(argv[0], "no FILE given");
 	for (int i = optind; i < argc; i++) {
+		struct tierfs_path p;
 		struct stat st;
 		int r;
 
-		if (stat(argv[i], &st) < 0) {
-			ret = tierctl_err("cannot access '%s': %s", argv[i],
-					  strerror(errno));
+		r = tierfs_path_open(argv[i], &p);
+		if (r) {
+			ret = r;
+			continue;
+		}
+		if (fstat(p.fd, &st) < 0) {
+			r = errno; /* before qn() may change it */
+			ret = tierctl_err("cannot access '%s': %s", qn(argv[i]),
+					  strerror(r));
+			tierfs_path_close(&p);
 			continue;
 		}
 		/* a blank line between files, as filefrag -v has */
 		if (printed && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 			putchar('\n');
 		if (S_ISDIR(st.st_mode))
-			r = layout_dir(argv[i]);
+			r = layout_dir(&p);
 		else if (S_ISREG(st.st_mode))
-			r = layout_file(argv[i], &st);
+			r = layout_file(&p, &st);
 		else
 			r = tierctl_err(
 				"'%s' is not a regular file or directory",
-				argv[i]);
+				qn(argv[i]));
+		tierfs_path_close(&p);
 		if (r)
 			ret = r;
 		else

@@ -9,7 +9,6 @@
  * after the daemon refused it (never before: the daemon is the judge of
  * what is valid, and may accept more than we know).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -51,14 +50,10 @@ static void xattr_name(char *buf, size_t len, const char *key, size_t klen)
 	snprintf(buf, len, "%s%.*s", TIERFS_XATTR_PREFIX, (int)klen, key);
 }
 
-/* @s with anything unprintable shown as '?', for messages. */
+/* @s escaped (quote.h) and cut to fit @buf, for messages. */
 static void printable(char *buf, size_t len, const char *s)
 {
-	size_t i = 0;
-
-	for (; *s && i + 1 < len; s++)
-		buf[i++] = isprint((unsigned char)*s) ? *s : '?';
-	buf[i] = '\0';
+	snprintf(buf, len, "%s", qn(s));
 }
 
 /* The mount's tier names, comma-separated, into @buf; false if unknown. */
@@ -171,65 +166,61 @@ out:
 	stats_release(&s);
 }
 
-/* One line for a failed set or remove of @key on @path. */
-static int policy_err(const char *path, const char *key, const char *value,
-		      int r, bool set)
+/* One line for a failed set or remove of @key on @p. */
+static int policy_err(const struct tierfs_path *p, const char *key,
+		      const char *value, int r, bool set)
 {
-	char why[384], v[128];
+	char why[384];
 	struct stat st;
 
 	switch (r) {
 	case -EINVAL:
 		if (!set)
 			break;
-		explain_einval(path, key, value, why, sizeof(why));
-		printable(v, sizeof(v), value);
-		return tierctl_err("invalid value '%s' for %s: %s", v, key,
-				   why);
+		explain_einval(p->at, key, value, why, sizeof(why));
+		return tierctl_err("invalid value '%s' for %s: %s", qn(value),
+				   key, why);
 	case -EACCES:
-		if (stat(path, &st) == 0 && st.st_uid == geteuid())
+		if (fstat(p->fd, &st) == 0 && st.st_uid == geteuid())
 			return tierctl_err(
 				"'%s' is not writable: make it writable (chmod u+w) to change its policy",
-				path);
+				qn(p->path));
 		__attribute__((fallthrough));
 	case -EPERM:
 		return tierctl_err(
 			"only the owner or root may change the policy of '%s'",
-			path);
+			qn(p->path));
 	case -ENOTSUP:
-		return tierctl_err("'%s' is not on a tierfs mount", path);
-	case -ENOENT:
-	case -ENOTDIR:
-		return tierctl_err("cannot access '%s': %s", path,
-				   strerror(-r));
+		/* on a tierfs mount (checked): this file takes no policy */
+		return tierctl_err("'%s' takes no policy", qn(p->path));
 	default:
 		break;
 	}
 	return tierctl_err("cannot %s %s of '%s': %s", set ? "set" : "unset",
-			   key, path, strerror(-r));
+			   key, qn(p->path), strerror(-r));
 }
 
-static int policy_set_one(const char *path, const char *key, size_t klen,
-			  const char *value)
+static int policy_set_one(const struct tierfs_path *p, const char *key,
+			  size_t klen, const char *value)
 {
 	char name[64], k[16];
 	int r;
 
 	xattr_name(name, sizeof(name), key, klen);
 	snprintf(k, sizeof(k), "%.*s", (int)klen, key);
-	r = ctl_set(path, name, value);
+	r = ctl_set(p->at, name, value);
 	if (r < 0)
-		return policy_err(path, k, value, r, true);
+		return policy_err(p, k, value, r, true);
 	return 0;
 }
 
-static int policy_unset_one(const char *path, const char *key)
+static int policy_unset_one(const struct tierfs_path *p, const char *key)
 {
 	char name[64];
 
 	xattr_name(name, sizeof(name), key, strlen(key));
-	if (removexattr(path, name) < 0 && errno != ENODATA)
-		return policy_err(path, key, NULL, -errno, false);
+	if (removexattr(p->at, name) < 0 && errno != ENODATA)
+		return policy_err(p, key, NULL, -errno, false);
 	return 0;
 }
 
@@ -245,12 +236,13 @@ static bool key_wanted(const char *key, size_t klen, int argc, char **argv,
 	return false;
 }
 
-/* Without user.tierfs.effective: what @path itself sets. */
-static int policy_get_stored(const char *path, int argc, char **argv, int from)
+/* Without user.tierfs.effective: what @p itself sets. */
+static int policy_get_stored(const struct tierfs_path *p, int argc, char **argv,
+			     int from)
 {
 	tierctl_err(
 		"this tierfs does not report the effective policy; showing what '%s' sets itself",
-		path);
+		qn(p->path));
 	for (size_t i = 0; i < ARRAY_SIZE(policy_keys); i++) {
 		const char *key = policy_keys[i];
 		_cleanup_free_ char *val = NULL;
@@ -260,86 +252,61 @@ static int policy_get_stored(const char *path, int argc, char **argv, int from)
 		if (!key_wanted(key, strlen(key), argc, argv, from))
 			continue;
 		xattr_name(name, sizeof(name), key, strlen(key));
-		r = ctl_get(path, name, &val);
+		r = ctl_get(p->at, name, &val);
 		if (r == -ENODATA)
 			printf("%-8s -\n", key);
 		else if (r < 0)
 			return tierctl_err("cannot read %s of '%s': %s", key,
-					   path, strerror((int)-r));
+					   qn(p->path), strerror((int)-r));
 		else
-			printf("%-8s %s\n", key, val);
+			printf("%-8s %s\n", key, qn(val));
 	}
 	return 0;
 }
 
-static int policy_get(const char *path, int argc, char **argv, int from)
+static int policy_get(const struct tierfs_path *p, int argc, char **argv,
+		      int from)
 {
 	_cleanup_free_ char *text = NULL;
-	ssize_t r;
-	char *line, *save = NULL;
+	ssize_t r = ctl_get(p->at, TIERFS_XATTR_EFFECTIVE, &text);
+	char *line, *next;
 
-	for (int i = from; i < argc; i++)
-		if (!policy_key_ok(argv[i], strlen(argv[i])))
-			return key_err(argv[i], strlen(argv[i]));
-	r = ctl_get(path, TIERFS_XATTR_EFFECTIVE, &text);
-	if (r == -ENODATA) {
-		struct stat st;
-		_cleanup_free_ char *root = NULL;
-		struct stats s;
-
-		/* a tierfs without the attribute, or not a tierfs at all? */
-		if (stat(path, &st) < 0)
-			return tierctl_err("cannot access '%s': %s", path,
-					   strerror(errno));
-		if (mount_root(path, &root) < 0 || stats_read(root, &s) < 0)
-			return tierctl_err("'%s' is not on a tierfs mount",
-					   path);
-		stats_release(&s);
-		return policy_get_stored(path, argc, argv, from);
-	}
-	if (r == -ENOTSUP)
-		return tierctl_err("'%s' is not on a tierfs mount", path);
+	/* on a tierfs mount (checked): a daemon without the attribute */
+	if (r == -ENODATA)
+		return policy_get_stored(p, argc, argv, from);
 	if (r < 0)
-		return tierctl_err("cannot read the policy of '%s': %s", path,
-				   strerror((int)-r));
-	/* "KEY=VALUE FROM\n" */
-	for (line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '='), *sp;
+		return tierctl_err("cannot read the policy of '%s': %s",
+				   qn(p->path), strerror((int)-r));
+	/* "KEY=VALUE FROM\n": FROM escaped, no newline in it (ctl_proto.h) */
+	for (line = text; line && *line; line = next) {
+		char *eq, *sp;
 
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		eq = strchr(line, '=');
 		if (!eq)
 			continue;
 		if (!key_wanted(line, (size_t)(eq - line), argc, argv, from))
 			continue;
 		*eq = '\0';
 		sp = strchr(eq + 1, ' ');
-		if (sp)
+		if (sp) {
 			*sp++ = '\0';
-		printf("%-8s %-24s %s\n", line, eq[1] ? eq + 1 : "-",
-		       sp ? sp : "");
+			ctl_unescape(sp);
+		}
+		printf("%-8s %-24s %s\n", line, eq[1] ? qn(eq + 1) : "-",
+		       sp ? qn(sp) : "");
 	}
 	return 0;
 }
 
-static int policy_set(const char *path, int argc, char **argv, int from)
+static int policy_set(const struct tierfs_path *p, int argc, char **argv,
+		      int from)
 {
-	if (from >= argc)
-		return tierctl_usage_err("policy",
-					 "policy set needs KEY=VALUE");
-	/* check every argument before changing anything */
 	for (int i = from; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
-
-		if (!eq)
-			return tierctl_usage_err("policy",
-						 "expected KEY=VALUE, not '%s'",
-						 argv[i]);
-		if (!policy_key_ok(argv[i], (size_t)(eq - argv[i])))
-			return key_err(argv[i], (size_t)(eq - argv[i]));
-	}
-	for (int i = from; i < argc; i++) {
-		const char *eq = strchr(argv[i], '=');
-		int r = policy_set_one(path, argv[i], (size_t)(eq - argv[i]),
+		int r = policy_set_one(p, argv[i], (size_t)(eq - argv[i]),
 				       eq + 1);
 
 		if (r)
@@ -348,20 +315,44 @@ static int policy_set(const char *path, int argc, char **argv, int from)
 	return 0;
 }
 
-static int policy_unset(const char *path, int argc, char **argv, int from)
+static int policy_unset(const struct tierfs_path *p, int argc, char **argv,
+			int from)
 {
-	for (int i = from; i < argc; i++)
-		if (!policy_key_ok(argv[i], strlen(argv[i])))
-			return key_err(argv[i], strlen(argv[i]));
 	for (size_t i = 0; i < ARRAY_SIZE(policy_keys); i++) {
 		int r;
 
 		if (!key_wanted(policy_keys[i], strlen(policy_keys[i]), argc,
 				argv, from))
 			continue;
-		r = policy_unset_one(path, policy_keys[i]);
+		r = policy_unset_one(p, policy_keys[i]);
 		if (r)
 			return r;
+	}
+	return 0;
+}
+
+/* The KEY (get, unset) or KEY=VALUE (set) arguments, before any change. */
+static int policy_check_args(const char *sub, int argc, char **argv, int from)
+{
+	bool set = !strcmp(sub, "set");
+
+	if (set && from >= argc)
+		return tierctl_usage_err("policy",
+					 "policy set needs KEY=VALUE");
+	for (int i = from; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+
+		if (!set) {
+			if (!policy_key_ok(argv[i], strlen(argv[i])))
+				return key_err(argv[i], strlen(argv[i]));
+			continue;
+		}
+		if (!eq)
+			return tierctl_usage_err("policy",
+						 "expected KEY=VALUE, not '%s'",
+						 qn(argv[i]));
+		if (!policy_key_ok(argv[i], (size_t)(eq - argv[i])))
+			return key_err(argv[i], (size_t)(eq - argv[i]));
 	}
 	return 0;
 }
@@ -369,8 +360,9 @@ static int policy_unset(const char *path, int argc, char **argv, int from)
 int cmd_policy(int argc, char **argv)
 {
 	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
-	const char *sub, *path;
-	int c;
+	struct tierfs_path p;
+	const char *sub;
+	int c, r;
 
 	optind = 0;
 	/* "+": stop at the first non-option, so values may start with '-' */
@@ -380,40 +372,61 @@ int cmd_policy(int argc, char **argv)
 		return tierctl_usage_err(
 			argv[0], "policy needs get, set or unset and a PATH");
 	sub = argv[optind];
-	path = argv[optind + 1];
+	if (strcmp(sub, "get") && strcmp(sub, "set") && strcmp(sub, "unset"))
+		return tierctl_usage_err(
+			argv[0],
+			"unknown policy action '%s': use get, set or unset",
+			qn(sub));
+	r = policy_check_args(sub, argc, argv, optind + 2);
+	if (r)
+		return r;
+	r = tierfs_path_open(argv[optind + 1], &p);
+	if (r)
+		return r;
 	if (!strcmp(sub, "get"))
-		return policy_get(path, argc, argv, optind + 2);
-	if (!strcmp(sub, "set"))
-		return policy_set(path, argc, argv, optind + 2);
-	if (!strcmp(sub, "unset"))
-		return policy_unset(path, argc, argv, optind + 2);
-	return tierctl_usage_err(
-		argv[0], "unknown policy action '%s': use get, set or unset",
-		sub);
+		r = policy_get(&p, argc, argv, optind + 2);
+	else if (!strcmp(sub, "set"))
+		r = policy_set(&p, argc, argv, optind + 2);
+	else
+		r = policy_unset(&p, argc, argv, optind + 2);
+	tierfs_path_close(&p);
+	return r;
 }
 
 int cmd_pin(int argc, char **argv)
 {
 	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
-	int c;
+	struct tierfs_path p;
+	int c, r;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1)
 		return tierctl_bad_option(c, argv);
 	if (argc - optind != 2)
 		return tierctl_usage_err(argv[0], "pin takes PATH and TIER");
-	return policy_set_one(argv[optind], "pin", 3, argv[optind + 1]);
+	r = tierfs_path_open(argv[optind], &p);
+	if (r)
+		return r;
+	r = policy_set_one(&p, "pin", 3, argv[optind + 1]);
+	tierfs_path_close(&p);
+	return r;
 }
 
 int cmd_unpin(int argc, char **argv)
 {
 	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
-	int c;
+	struct tierfs_path p;
+	int c, r;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1)
 		return tierctl_bad_option(c, argv);
 	if (argc - optind != 1)
 		return tierctl_usage_err(argv[0], "unpin takes one PATH");
-	return policy_unset_one(argv[optind], "pin");
+	r = tierfs_path_open(argv[optind], &p);
+	if (r)
+		return r;
+	r = policy_unset_one(&p, "pin");
+	tierfs_path_close(&p);
+	return r;
 }

@@ -111,7 +111,7 @@ static int status_one(const char *path, bool first)
 	char es[32];
 	int r;
 
-	r = open_mount_stats(path, &root, &s);
+	r = open_mount_stats(path, &root, &s, NULL);
 	if (r)
 		return r;
 	t.left[0] = t.left[1] = t.left[2] = true;
@@ -146,7 +146,7 @@ static int status_one(const char *path, bool first)
 		for (int k = 0; k < 13; k++)
 			row[k] = c[k];
 		/* the path may be longer than a cell buffer */
-		row[2] = rec_get(tr, "path") ? rec_get(tr, "path") : "-";
+		row[2] = rec_get(tr, "path") ? qn(rec_get(tr, "path")) : "-";
 		r = table_add(&t, row);
 	}
 	if (r < 0) {
@@ -158,9 +158,24 @@ static int status_one(const char *path, bool first)
 	mig = stats_find(&s, "migrator", NULL);
 	if (!first)
 		putchar('\n');
-	printf("%s: extent size %s, %llu inodes", root,
+	printf("%s: extent size %s, %llu inodes", qn(root),
 	       human(rec_u64(mnt, "extent_size"), es, sizeof(es)),
 	       (unsigned long long)rec_u64(mnt, "inodes"));
+	if (rec_get(mnt, "max_inodes") && rec_u64(mnt, "max_inodes"))
+		printf(" of %llu",
+		       (unsigned long long)rec_u64(mnt, "max_inodes"));
+	if (rec_get(mnt, "xattr_bytes")) {
+		char xb[32], xm[32];
+
+		printf(", xattrs %s", human(rec_u64(mnt, "xattr_bytes"), xb,
+					    sizeof(xb)));
+		if (rec_u64(mnt, "max_xattr_bytes"))
+			printf(" of %s", human(rec_u64(mnt, "max_xattr_bytes"),
+					       xm, sizeof(xm)));
+	}
+	if (rec_get(mnt, "rss"))
+		printf(", daemon RSS %s",
+		       human(rec_u64(mnt, "rss"), es, sizeof(es)));
 	if (mig)
 		printf(", migrator %s (%llu passes, %llu extents moved)",
 		       rec_u64(mig, "enabled") ? "on" : "off",
@@ -271,6 +286,14 @@ static const struct {
 	  "Dirty page cache the kernel may hold for the mount; also the free-space reserve." },
 	{ "mount", "writeback_errors", "tierfs_writeback_errors_total", true, 1,
 	  "Writebacks that failed (reported at the file's next fsync or close)." },
+	{ "mount", "max_inodes", "tierfs_max_inodes", false, 1,
+	  "Inode limit of the mount (0: none)." },
+	{ "mount", "xattr_bytes", "tierfs_xattr_bytes", false, 1,
+	  "Bytes charged by user.* extended attributes (names, values, bookkeeping)." },
+	{ "mount", "max_xattr_bytes", "tierfs_max_xattr_bytes", false, 1,
+	  "Limit of the bytes charged by user.* extended attributes (0: none)." },
+	{ "mount", "rss", "tierfs_daemon_resident_bytes", false, 1,
+	  "Resident memory of the daemon." },
 	{ "migrator", "enabled", "tierfs_migrator_enabled", false, 1,
 	  "1 when the background migrator runs." },
 	{ "migrator", "passes", "tierfs_migrator_passes_total", true, 1,
@@ -389,8 +412,10 @@ static int stats_json(const char *root, const struct stats *s, bool pretty)
 	}
 	json_array_end(&w);
 	json_object_end(&w);
+	/* a write error is reported once for all output, at exit */
+	tierctl_flush();
 	r = json_finish(&w);
-	if (r < 0)
+	if (r == -EINVAL)
 		return tierctl_err("cannot write JSON: %s", strerror(-r));
 	return 0;
 }
@@ -488,18 +513,19 @@ static void stats_prometheus(char **roots, struct stats *s, size_t n)
 
 static void stats_text(const char *root, const struct stats *s, bool header)
 {
+	/* values are numbers or words but for tier paths: quote them all */
 	if (header)
-		printf("mount %s\n", root);
+		printf("mount %s\n", qn(root));
 	for (size_t i = 0; i < s->nrecs; i++) {
 		const struct stats_rec *r = &s->recs[i];
 
 		for (size_t k = 0; k < r->nkv; k++) {
 			if (r->name)
 				printf("%s.%s.%s %s\n", r->type, r->name,
-				       r->kv[k].key, r->kv[k].value);
+				       r->kv[k].key, qn(r->kv[k].value));
 			else
 				printf("%s.%s %s\n", r->type, r->kv[k].key,
-				       r->kv[k].value);
+				       qn(r->kv[k].value));
 		}
 	}
 }
@@ -566,7 +592,7 @@ int cmd_stats(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		bool dup = false;
 
-		if (open_mount_stats(paths[i], &roots[ok], &s[ok])) {
+		if (open_mount_stats(paths[i], &roots[ok], &s[ok], NULL)) {
 			ret = TIERCTL_EXIT_FAIL;
 			continue;
 		}
@@ -582,7 +608,8 @@ int cmd_stats(int argc, char **argv)
 		}
 		ok++;
 	}
-	if (fmt == PROM) {
+	/* no mount could be read: no empty families either */
+	if (fmt == PROM && ok > 0) {
 		stats_prometheus(roots, s, ok);
 	} else {
 		for (size_t i = 0; i < ok; i++) {
@@ -592,8 +619,6 @@ int cmd_stats(int argc, char **argv)
 				stats_text(roots[i], &s[i], n > 1);
 		}
 	}
-	if (fflush(stdout) != 0)
-		ret = tierctl_err("cannot write output: %s", strerror(errno));
 	for (size_t i = 0; i < ok; i++)
 		stats_release(&s[i]);
 	strv_free(roots, ok);
@@ -695,7 +720,7 @@ static int top_screen(const char *root, const struct stats *a,
 	}
 	if (ansi)
 		fputs("\033[H\033[J", stdout);
-	printf("%s: rates over %.1fs%s\n", root, secs,
+	printf("%s: rates over %.1fs%s\n", qn(root), secs,
 	       interactive ? " (q or Ctrl-C to quit)" : "");
 	table_print(&t, stdout);
 	if (mb)
@@ -706,7 +731,7 @@ static int top_screen(const char *root, const struct stats *a,
 		       (unsigned long long)rec_u64(mb, "failures"));
 	if (!ansi)
 		putchar('\n');
-	fflush(stdout);
+	tierctl_flush();
 	table_release(&t);
 	return 0;
 }
@@ -785,7 +810,7 @@ int cmd_top(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return tierctl_usage_err(argv[0], "top takes one MOUNT");
-	ret = open_mount_stats(argv[optind], &root, &a);
+	ret = open_mount_stats(argv[optind], &root, &a, NULL);
 	if (ret)
 		return ret;
 	ta = now_ms();
@@ -814,8 +839,8 @@ int cmd_top(int argc, char **argv)
 		r = stats_read(root, &b);
 		if (r < 0) {
 			ret = tierctl_err(
-				"cannot read the statistics of '%s': %s", root,
-				strerror(-r));
+				"cannot read the statistics of '%s': %s",
+				qn(root), strerror(-r));
 			break;
 		}
 		tb = now_ms();
@@ -824,7 +849,8 @@ int cmd_top(int argc, char **argv)
 		stats_release(&a);
 		a = b;
 		ta = tb;
-		if (ret)
+		/* output lost (reported at exit): no point going on */
+		if (ret || ferror(stdout))
 			break;
 	}
 	stats_release(&a);

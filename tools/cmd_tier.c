@@ -34,9 +34,8 @@
 struct file_list {
 	char **paths;
 	size_t n, cap;
-	int error;	    /* first -errno of the walk */
-	const char *failed; /* path of that error; borrowed from nftw */
-	char failed_buf[512];
+	int error;    /* first -errno of the walk */
+	char *failed; /* path of that error, malloc'd */
 };
 
 /* nftw() has no user pointer: the walk in progress. */
@@ -50,10 +49,10 @@ static int walk_cb(const char *path, const struct stat *st, int flag,
 	if (flag == FTW_DNR || flag == FTW_NS) {
 		/* unreadable directory or unstattable entry: note, go on */
 		if (!l->error) {
+			l->failed = strdup(path);
+			if (!l->failed)
+				return -1;
 			l->error = -EACCES;
-			snprintf(l->failed_buf, sizeof(l->failed_buf), "%s",
-				 path);
-			l->failed = l->failed_buf;
 		}
 		return 0;
 	}
@@ -108,6 +107,7 @@ static int collect_files(const char *path, struct file_list *l)
 static void file_list_release(struct file_list *l)
 {
 	strv_free(l->paths, l->n);
+	free(l->failed);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -117,57 +117,57 @@ struct run {
 	uint64_t start, len;
 };
 
-/* Runs of @path that are not on @tier yet; *ret_bytes their total. */
+struct off_tier {
+	const char *tier; /* the target */
+	struct run *v;
+	size_t n, cap;
+	uint64_t bytes;
+};
+
+/* ctl_run_fn: keep the runs that are not on the target tier. */
+static int add_off_tier(void *arg, uint64_t start, uint64_t len,
+			const char *tier)
+{
+	struct off_tier *o = arg;
+
+	if (!strcmp(tier, o->tier))
+		return 0;
+	if (o->n == o->cap) {
+		size_t nc = o->cap ? 2 * o->cap : 16;
+		struct run *nv = realloc(o->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		o->v = nv;
+		o->cap = nc;
+	}
+	o->v[o->n].start = start;
+	o->v[o->n].len = len;
+	o->n++;
+	o->bytes += len;
+	return 0;
+}
+
+/* Runs of @path that are not on @tier yet; *ret_bytes their total.  The
+ * extent list is read page by page, so a file of any size works. */
 static int runs_off_tier(const char *path, const char *tier, struct run **ret,
 			 size_t *ret_n, uint64_t *ret_bytes)
 {
-	_cleanup_free_ char *text = NULL;
-	struct run *v = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t total = 0;
-	ssize_t r = ctl_get(path, TIERFS_XATTR_EXTENTS, &text);
-	const char *p;
+	struct off_tier o = { .tier = tier };
+	int r = ctl_extents_each(path, add_off_tier, &o);
 
-	if (r < 0)
-		return (int)r;
-	for (p = text; *p;) {
-		unsigned long long start, len;
-		char t[256];
-		int used = 0;
-
-		if (sscanf(p, "%llu %llu %255s%n", &start, &len, t, &used) !=
-		    3) {
-			free(v);
-			return -EBADMSG;
-		}
-		p += used;
-		while (*p == '\n' || *p == ' ')
-			p++;
-		if (!strcmp(t, tier) || len == 0)
-			continue;
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			struct run *nv = realloc(v, nc * sizeof(*nv));
-
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = nc;
-		}
-		v[n].start = start;
-		v[n].len = len;
-		total += len;
-		n++;
+	if (r < 0) {
+		free(o.v);
+		return r;
 	}
-	*ret = v;
-	*ret_n = n;
-	*ret_bytes = total;
+	*ret = o.v;
+	*ret_n = o.n;
+	*ret_bytes = o.bytes;
 	return 0;
 }
 
 struct migrate_job {
+	const struct tierfs_path *mnt; /* the checked PATH argument */
 	const char *tier;
 	uint64_t chunk; /* bytes per request */
 	struct progress pg;
@@ -176,22 +176,14 @@ struct migrate_job {
 	bool stop;	 /* ENOSPC: no point going on */
 };
 
-static void migrate_file(struct migrate_job *j, const char *path)
+/* Request the move of @runs (@bytes in all) of @fp, chunk by chunk. */
+static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
+			 const struct run *runs, size_t n, uint64_t bytes)
 {
-	_cleanup_free_ struct run *runs = NULL;
-	size_t n = 0;
-	uint64_t bytes, file_done = 0;
-	int r = runs_off_tier(path, j->tier, &runs, &n, &bytes);
+	const char *path = fp->path;
+	uint64_t file_done = 0;
+	int r;
 
-	if (r == -ENOENT)
-		return; /* removed since the walk */
-	if (r < 0) {
-		progress_abort(&j->pg);
-		tierctl_err("cannot read the extents of '%s': %s", path,
-			    strerror(-r));
-		j->failed++;
-		return;
-	}
 	for (size_t i = 0; i < n; i++) {
 		for (uint64_t off = 0; off < runs[i].len; off += j->chunk) {
 			uint64_t len = MIN(j->chunk, runs[i].len - off);
@@ -200,7 +192,7 @@ static void migrate_file(struct migrate_job *j, const char *path)
 			snprintf(val, sizeof(val), "%s %llu %llu", j->tier,
 				 (unsigned long long)(runs[i].start + off),
 				 (unsigned long long)len);
-			r = ctl_set(path, TIERFS_XATTR_CTL_MIGRATE, val);
+			r = ctl_set(fp->at, TIERFS_XATTR_CTL_MIGRATE, val);
 			if (r == -ENOENT)
 				return;
 			if (r < 0) {
@@ -210,8 +202,8 @@ static void migrate_file(struct migrate_job *j, const char *path)
 				char h[32], t[32];
 
 				/* a refused request may have moved a part */
-				if (runs_off_tier(path, j->tier, &left, &nleft,
-						  &rest) == 0 &&
+				if (runs_off_tier(fp->at, j->tier, &left,
+						  &nleft, &rest) == 0 &&
 				    rest <= bytes)
 					j->done += (bytes - rest) - file_done;
 				progress_abort(&j->pg);
@@ -224,15 +216,16 @@ static void migrate_file(struct migrate_job *j, const char *path)
 						human(j->done, h, sizeof(h)),
 						human(j->pg.total, t,
 						      sizeof(t)),
-						path);
+						qn(path));
 				} else if (r == -EPERM || r == -EACCES) {
 					tierctl_err(
 						"only the owner or root may migrate '%s'",
-						path);
+						qn(path));
 				} else {
 					tierctl_err(
 						"cannot migrate '%s' to '%s': %s",
-						path, j->tier, strerror(-r));
+						qn(path), j->tier,
+						strerror(-r));
 				}
 				return;
 			}
@@ -243,17 +236,62 @@ static void migrate_file(struct migrate_job *j, const char *path)
 	}
 }
 
+/*
+ * Move the data of @path, found by the walk below j->mnt: opened and
+ * checked to be on that mount still, and then reached only through the
+ * descriptor, so a rename or symlink swap cannot send a request to a
+ * file elsewhere.
+ */
+static void migrate_file(struct migrate_job *j, const char *path)
+{
+	_cleanup_free_ struct run *runs = NULL;
+	struct tierfs_path fp;
+	size_t n = 0;
+	uint64_t bytes;
+	int r = tierfs_path_open_on(path, j->mnt, &fp);
+
+	if (r == -ENOENT)
+		return; /* removed since the walk */
+	if (r < 0) {
+		progress_abort(&j->pg);
+		if (r == -EXDEV)
+			tierctl_err("'%s' is not on the mount of '%s' any more",
+				    qn(path), qn(j->mnt->path));
+		else
+			tierctl_err("cannot access '%s': %s", qn(path),
+				    strerror(-r));
+		j->failed++;
+		return;
+	}
+	r = runs_off_tier(fp.at, j->tier, &runs, &n, &bytes);
+	if (r == -ENOENT) {
+		tierfs_path_close(&fp);
+		return;
+	}
+	if (r < 0) {
+		progress_abort(&j->pg);
+		tierctl_err("cannot read the extents of '%s': %s", qn(path),
+			    strerror(-r));
+		j->failed++;
+		tierfs_path_close(&fp);
+		return;
+	}
+	migrate_runs(j, &fp, runs, n, bytes);
+	tierfs_path_close(&fp);
+}
+
 static int migrate_path(const char *path, const char *tier, bool quiet)
 {
 	_cleanup_free_ char *root = NULL;
-	struct migrate_job j = { .tier = tier };
+	_cleanup_(tierfs_path_close) struct tierfs_path mnt = { .fd = -1 };
+	struct migrate_job j = { .mnt = &mnt, .tier = tier };
 	struct file_list l;
 	struct stats s;
 	uint64_t es, total = 0;
 	char label[128];
 	int r;
 
-	r = open_mount_stats(path, &root, &s);
+	r = open_mount_stats(path, &root, &s, &mnt);
 	if (r)
 		return r;
 	if (!stats_check_tier(&s, root, tier)) {
@@ -269,13 +307,14 @@ static int migrate_path(const char *path, const char *tier, bool quiet)
 	r = collect_files(path, &l);
 	if (r == -EINVAL)
 		return tierctl_err("'%s' is not a regular file or directory",
-				   path);
+				   qn(path));
 	if (r < 0) {
 		file_list_release(&l);
-		return tierctl_err("cannot walk '%s': %s", path, strerror(-r));
+		return tierctl_err("cannot walk '%s': %s", qn(path),
+				   strerror(-r));
 	}
 	if (l.error) {
-		tierctl_err("cannot read '%s': %s", l.failed,
+		tierctl_err("cannot read '%s': %s", qn(l.failed),
 			    strerror(-l.error));
 		j.failed++;
 	}
@@ -324,7 +363,7 @@ int cmd_migrate(int argc, char **argv)
 	tier = argv[argc - 1];
 	if (!*tier || strchr(tier, ' '))
 		return tierctl_usage_err(argv[0], "invalid tier name '%s'",
-					 tier);
+					 qn(tier));
 	for (int i = optind; i < argc - 1; i++)
 		if (migrate_path(argv[i], tier, quiet))
 			ret = TIERCTL_EXIT_FAIL;
@@ -354,12 +393,13 @@ static int drain_err(const char *root, const char *tier, int r, uint64_t left)
 	char h[32];
 
 	if (r == -EPERM || r == -EACCES)
-		return tierctl_err("only root may drain a tier of '%s'", root);
+		return tierctl_err("only root may drain a tier of '%s'",
+				   qn(root));
 	if (r == -ENOSPC)
 		return tierctl_err(
 			"cannot drain '%s': the other tiers cannot take its data (%s left on it); it takes no new data until 'tierctl drain --undo %s'",
-			tier, human(left, h, sizeof(h)), root);
-	return tierctl_err("cannot drain '%s' of '%s': %s", tier, root,
+			tier, human(left, h, sizeof(h)), qn(root));
+	return tierctl_err("cannot drain '%s' of '%s': %s", tier, qn(root),
 			   strerror(-r));
 }
 
@@ -386,6 +426,8 @@ int cmd_drain(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	_cleanup_free_ char *root = NULL;
+	_cleanup_(tierfs_path_close) struct tierfs_path mnt = { .fd = -1 };
+	_cleanup_(tierfs_path_close) struct tierfs_path rootp = { .fd = -1 };
 	struct drain_call d = { 0 };
 	bool undo = false, quiet = false;
 	struct progress pg;
@@ -408,10 +450,17 @@ int cmd_drain(int argc, char **argv)
 		return tierctl_usage_err(
 			argv[0], undo ? "drain --undo takes MOUNT [TIER]"
 				      : "drain takes MOUNT and TIER");
-	r = open_mount_stats(argv[optind], &root, &s);
+	r = open_mount_stats(argv[optind], &root, &s, &mnt);
 	if (r)
 		return r;
-	d.root = root;
+	/* the request goes to the root found, if it is that mount's */
+	r = tierfs_path_open_on(root, &mnt, &rootp);
+	if (r < 0) {
+		stats_release(&s);
+		return tierctl_err("cannot access '%s': %s", qn(root),
+				   strerror(-r));
+	}
+	d.root = rootp.at;
 	d.tier = argc - optind == 2 ? argv[optind + 1] : NULL;
 	if (d.tier && !stats_check_tier(&s, root, d.tier)) {
 		stats_release(&s);
@@ -423,13 +472,13 @@ int cmd_drain(int argc, char **argv)
 	stats_release(&s);
 
 	if (undo) {
-		r = ctl_set(root, TIERFS_XATTR_CTL_DRAIN, "-");
+		r = ctl_set(rootp.at, TIERFS_XATTR_CTL_DRAIN, "-");
 		if (r < 0)
 			return drain_err(root, d.tier ? d.tier : "-", r, 0);
 		/* "-" ends draining of whichever tier was drained */
 		if (!quiet)
 			printf("%s: draining ended; every tier takes new data\n",
-			       root);
+			       qn(root));
 		return 0;
 	}
 
@@ -492,8 +541,8 @@ int cmd_drain(int argc, char **argv)
 	progress_end(&pg, (uint64_t)used0);
 	if (!quiet)
 		printf("%s: tier %s drained (%s moved); it takes no new data until 'tierctl drain --undo %s'\n",
-		       root, d.tier, human((uint64_t)used0, h, sizeof(h)),
-		       root);
+		       qn(root), d.tier, human((uint64_t)used0, h, sizeof(h)),
+		       qn(root));
 	return 0;
 }
 
@@ -536,18 +585,18 @@ int cmd_scrub(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return tierctl_usage_err(argv[0], "scrub takes one MOUNT");
-	r = open_mount_stats(argv[optind], &root, &s);
+	r = open_mount_stats(argv[optind], &root, &s, NULL);
 	if (r)
 		return r;
 	stats_release(&s);
 	r = collect_files(argv[optind], &l);
 	if (r < 0) {
 		file_list_release(&l);
-		return tierctl_err("cannot walk '%s': %s", argv[optind],
+		return tierctl_err("cannot walk '%s': %s", qn(argv[optind]),
 				   strerror(-r));
 	}
 	if (l.error) {
-		tierctl_err("cannot read '%s': %s", l.failed,
+		tierctl_err("cannot read '%s': %s", qn(l.failed),
 			    strerror(-l.error));
 		unverified++;
 	}
@@ -564,12 +613,12 @@ int cmd_scrub(int argc, char **argv)
 			progress_abort(&pg);
 			file_list_release(&l);
 			return tierctl_err(
-				"'%s' cannot verify checksums (no %s)", root,
-				TIERFS_XATTR_VERIFY);
+				"'%s' cannot verify checksums (no %s)",
+				qn(root), TIERFS_XATTR_VERIFY);
 		}
 		if (n < 0) {
 			progress_abort(&pg);
-			tierctl_err("cannot verify '%s': %s", l.paths[i],
+			tierctl_err("cannot verify '%s': %s", qn(l.paths[i]),
 				    strerror((int)-n));
 			unverified++;
 			continue;
@@ -581,7 +630,7 @@ int cmd_scrub(int argc, char **argv)
 			progress_abort(&pg);
 			tierctl_err(
 				"'%s': %llu of %llu extents failed their checksum",
-				l.paths[i], (unsigned long long)e,
+				qn(l.paths[i]), (unsigned long long)e,
 				(unsigned long long)kv_u64(text, "checked"));
 			errors += e;
 		}

@@ -4,12 +4,16 @@
  * stats parser and the progress display shared by the commands.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +57,137 @@ int ctl_set(const char *path, const char *name, const char *value)
 	return 0;
 }
 
+/* The run in hand, held back until the next one shows that a page
+ * boundary did not cut it in two. */
+struct pending_run {
+	uint64_t start, len;
+	char tier[TIERFS_TIER_NAME_MAX + 1];
+	bool set;
+};
+
+static int run_flush(struct pending_run *p, ctl_run_fn fn, void *arg)
+{
+	int r = p->set ? fn(arg, p->start, p->len, p->tier) : 0;
+
+	p->set = false;
+	return r;
+}
+
+/* A decimal number ended by @end; false when it is not one. */
+static bool parse_u64(const char **s, char end, uint64_t *ret)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (*p != end)
+		return false;
+	*s = p + 1;
+	*ret = v;
+	return true;
+}
+
+/*
+ * Hand the runs of one page (@text, NUL-terminated) to @fn; *ret_next
+ * the offset of its "next" line, or 0 when it is the last page.
+ */
+static int parse_page(const char *text, uint64_t off, struct pending_run *p,
+		      ctl_run_fn fn, void *arg, uint64_t *ret_next)
+{
+	const size_t nw = strlen(TIERFS_PAGE_NEXT);
+
+	*ret_next = 0;
+	while (*text) {
+		uint64_t start, len;
+		const char *nl;
+		size_t tl;
+		int r;
+
+		if (!strncmp(text, TIERFS_PAGE_NEXT " ", nw + 1)) {
+			text += nw + 1;
+			if (!parse_u64(&text, '\n', ret_next) || *text ||
+			    *ret_next <= off)
+				return -EBADMSG;
+			return 0;
+		}
+		if (!parse_u64(&text, ' ', &start) ||
+		    !parse_u64(&text, ' ', &len) || len == 0 ||
+		    start + len < start)
+			return -EBADMSG;
+		nl = strchr(text, '\n');
+		tl = nl ? (size_t)(nl - text) : 0;
+		if (tl == 0 || tl > TIERFS_TIER_NAME_MAX)
+			return -EBADMSG;
+		if (p->set && p->start + p->len == start &&
+		    strlen(p->tier) == tl && !memcmp(p->tier, text, tl)) {
+			p->len += len; /* cut by a page boundary */
+		} else {
+			r = run_flush(p, fn, arg);
+			if (r)
+				return r;
+			p->start = start;
+			p->len = len;
+			memcpy(p->tier, text, tl);
+			p->tier[tl] = '\0';
+			p->set = true;
+		}
+		text = nl + 1;
+	}
+	return 0;
+}
+
+int ctl_extents_each(const char *path, ctl_run_fn fn, void *arg)
+{
+	_cleanup_free_ char *buf = malloc(TIERFS_XATTR_VALUE_MAX + 1);
+	struct pending_run p = { .set = false };
+	uint64_t off = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		char name[sizeof(TIERFS_XATTR_EXTENTS_AT) + 20];
+		uint64_t next;
+		ssize_t n;
+		int r;
+
+		snprintf(name, sizeof(name), TIERFS_XATTR_EXTENTS_AT "%llu",
+			 (unsigned long long)off);
+		/* a page always fits: no size probe (ctl_proto.h) */
+		n = getxattr(path, name, buf, TIERFS_XATTR_VALUE_MAX);
+		if (n < 0 && errno == ENODATA && off == 0) {
+			/* a daemon without pages: the whole list */
+			_cleanup_free_ char *all = NULL;
+
+			n = ctl_get(path, TIERFS_XATTR_EXTENTS, &all);
+			if (n < 0)
+				return (int)n;
+			r = parse_page(all, 0, &p, fn, arg, &next);
+			if (r == 0 && next)
+				r = -EBADMSG;
+			return r ? r : run_flush(&p, fn, arg);
+		}
+		if (n < 0)
+			return -errno;
+		buf[n] = '\0';
+		if (strlen(buf) != (size_t)n)
+			return -EBADMSG;
+		r = parse_page(buf, off, &p, fn, arg, &next);
+		if (r)
+			return r;
+		if (!next)
+			return run_flush(&p, fn, arg);
+		off = next;
+	}
+}
+
 int mount_root(const char *path, char **ret_root)
 {
 	_cleanup_free_ char *cur = realpath(path, NULL);
@@ -94,22 +229,59 @@ void strv_free(char **v, size_t n)
 	free(v);
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape_octal(char *s)
+void ctl_unescape(char *s)
 {
 	char *w = s;
 
 	for (char *r = s; *r; r++) {
 		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
-		    r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+		    r[2] <= '7' && r[3] >= '0' && r[3] <= '7' &&
+		    (r[1] != '0' || r[2] != '0' || r[3] != '0')) {
 			*w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 |
 				      (r[3] - '0'));
 			r += 3;
+		} else if (r[0] == '\\' && r[1] == '\\') {
+			*w++ = '\\';
+			r++;
 		} else {
 			*w++ = *r;
 		}
 	}
 	*w = '\0';
+}
+
+/* One line of /proc/self/mountinfo, split in place. */
+struct mountinfo_entry {
+	unsigned dev_major, dev_minor; /* of the filesystem: st_dev */
+	char *mountpoint;	       /* unescaped */
+	char *fstype;		       /* "fuse.tierfs", "ext4", ... */
+};
+
+static bool mountinfo_parse(char *line, struct mountinfo_entry *e)
+{
+	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - TYPE SRC SOPTS */
+	char *field[5], *p = line, *sep;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		field[i] = p;
+		p = strchr(p, ' ');
+		if (!p)
+			return false;
+		*p++ = '\0';
+	}
+	if (sscanf(field[2], "%u:%u", &e->dev_major, &e->dev_minor) != 2)
+		return false;
+	sep = strstr(p, " - ");
+	if (!sep)
+		return false;
+	e->fstype = sep + 3;
+	sep = strchr(e->fstype, ' ');
+	if (sep)
+		*sep = '\0';
+	ctl_unescape(field[4]); /* octal escapes: \040 for a space */
+	e->mountpoint = field[4];
+	return true;
 }
 
 ssize_t tierfs_mounts(char ***ret_list)
@@ -122,29 +294,11 @@ ssize_t tierfs_mounts(char ***ret_list)
 	if (!f)
 		return -errno;
 	while (getline(&line, &lcap, f) > 0) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - TYPE SRC SOPTS */
-		char *field[5], *p = line, *sep, *type;
-		int i;
+		struct mountinfo_entry e;
 
-		for (i = 0; i < 5; i++) {
-			field[i] = p;
-			p = strchr(p, ' ');
-			if (!p)
-				break;
-			*p++ = '\0';
-		}
-		if (i < 5)
+		if (!mountinfo_parse(line, &e) ||
+		    strcmp(e.fstype, TIERFS_FSTYPE))
 			continue;
-		sep = strstr(p, " - ");
-		if (!sep)
-			continue;
-		type = sep + 3;
-		sep = strchr(type, ' ');
-		if (sep)
-			*sep = '\0';
-		if (strcmp(type, TIERFS_FSTYPE))
-			continue;
-		unescape_octal(field[4]);
 		if (n == cap) {
 			size_t ncap = cap ? 2 * cap : 4;
 			char **nl = realloc(list, ncap * sizeof(*nl));
@@ -154,7 +308,7 @@ ssize_t tierfs_mounts(char ***ret_list)
 			list = nl;
 			cap = ncap;
 		}
-		list[n] = strdup(field[4]);
+		list[n] = strdup(e.mountpoint);
 		if (!list[n])
 			goto oom;
 		n++;
@@ -164,6 +318,114 @@ ssize_t tierfs_mounts(char ***ret_list)
 oom:
 	strv_free(list, n);
 	return -ENOMEM;
+}
+
+/* ---- is it tierfs? ---- */
+
+/*
+ * 1 when the filesystem of device @dev is mounted with type
+ * TIERFS_FSTYPE, 0 when it is listed with another type or not at all,
+ * -errno when /proc/self/mountinfo cannot be read.
+ */
+static int dev_is_tierfs(dev_t dev)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t lcap = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &lcap, f) > 0) {
+		struct mountinfo_entry e;
+
+		if (!mountinfo_parse(line, &e) || e.dev_major != major(dev) ||
+		    e.dev_minor != minor(dev))
+			continue;
+		/* bind mounts share the device and so the type: the first
+		 * line of the device decides */
+		return !strcmp(e.fstype, TIERFS_FSTYPE);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static void tierfs_path_fill(struct tierfs_path *p, const char *path, int fd,
+			     dev_t dev)
+{
+	p->path = path;
+	p->fd = fd;
+	p->dev = dev;
+	snprintf(p->at, sizeof(p->at), "/proc/self/fd/%d", fd);
+}
+
+/*
+ * The one test of "is this on tierfs" that every command makes before
+ * it reads or changes anything of a PATH or MOUNT the user named:
+ *
+ *   1. statfs() says FUSE (f_type FUSE_SUPER_MAGIC): cheap, and it
+ *      answers for every non-FUSE path without reading anything else;
+ *   2. the mount of the path's device (st_dev, the MAJ:MIN field of
+ *      /proc/self/mountinfo) has the type fuse.tierfs: the daemon mounts
+ *      with subtype=tierfs (fs/main.c) and mount.fuse3 uses the fstab
+ *      type, so another FUSE filesystem is never taken for tierfs.
+ *
+ * Why mountinfo and not a probe of user.tierfs.stats on the mount root:
+ * the probe asks the daemon of a foreign FUSE filesystem a question and
+ * trusts its answer; it needs the mount root, found by walking up the
+ * tree, and a bind mount of a tierfs subdirectory has a "root" that does
+ * not answer; and stats is only one attribute of the protocol.  The
+ * device number is what the kernel itself says the path is on, it holds
+ * for bind mounts too, and the same mountinfo lists the mounts for
+ * "status" without MOUNT, so both always agree.
+ *
+ * The path is opened O_PATH (no open request reaches any filesystem, a
+ * FIFO does not block) and checked through that descriptor; the calls
+ * that follow use p->at, /proc/self/fd/N, which names the file that was
+ * checked even if the path is renamed or a symlink swapped meanwhile.
+ */
+int tierfs_path_open(const char *path, struct tierfs_path *ret)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+	struct statfs sfs;
+	struct stat st;
+	int r;
+
+	if (fd < 0 || fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0) {
+		r = errno; /* before qn() may change it */
+		return tierctl_err("cannot access '%s': %s", qn(path),
+				   strerror(r));
+	}
+	if ((unsigned long)sfs.f_type != FUSE_SUPER_MAGIC)
+		return tierctl_err("'%s' is not on a tierfs mount", qn(path));
+	r = dev_is_tierfs(st.st_dev);
+	if (r < 0)
+		return tierctl_err(
+			"cannot tell whether '%s' is on a tierfs mount: cannot read /proc/self/mountinfo: %s",
+			qn(path), strerror(-r));
+	if (r == 0)
+		return tierctl_err("'%s' is not on a tierfs mount", qn(path));
+	tierfs_path_fill(ret, path, TAKE_FD(fd), st.st_dev);
+	return 0;
+}
+
+int tierfs_path_open_on(const char *path, const struct tierfs_path *mnt,
+			struct tierfs_path *ret)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_dev != mnt->dev)
+		return -EXDEV;
+	tierfs_path_fill(ret, path, TAKE_FD(fd), st.st_dev);
+	return 0;
+}
+
+void tierfs_path_close(struct tierfs_path *p)
+{
+	if (p->fd >= 0)
+		(void)close(p->fd);
+	p->fd = -1;
 }
 
 /* ---- stats ---- */
@@ -316,26 +578,37 @@ double stats_hit_ratio(const struct stats *s, const struct stats_rec *r)
 	return (double)rec_u64(r, "read_bytes") / (double)sum;
 }
 
-int open_mount_stats(const char *path, char **ret_root, struct stats *ret)
+int open_mount_stats(const char *path, char **ret_root, struct stats *ret,
+		     struct tierfs_path *ret_mnt)
 {
+	struct tierfs_path p;
 	char *root;
-	int r = mount_root(path, &root);
+	int r = tierfs_path_open(path, &p);
 
-	if (r < 0)
-		return tierctl_err("cannot access '%s': %s", path,
-				   strerror(-r));
-	r = stats_read(root, ret);
-	if (r == -ENODATA || r == -ENOTSUP) {
-		tierctl_err("'%s' is not on a tierfs mount", path);
-		free(root);
-		return TIERCTL_EXIT_FAIL;
-	}
+	if (r)
+		return r;
+	r = mount_root(p.at, &root);
 	if (r < 0) {
-		tierctl_err("cannot read the statistics of '%s': %s", root,
-			    strerror(-r));
+		tierfs_path_close(&p);
+		return tierctl_err("cannot access '%s': %s", qn(path),
+				   strerror(-r));
+	}
+	r = stats_read(root, ret);
+	if (r < 0) {
+		/* ENODATA: the mount is tierfs (checked above), but what we
+		 * took for its root is not the daemon's root directory, as
+		 * with a bind mount of a subdirectory */
+		tierctl_err("cannot read the statistics of '%s': %s", qn(root),
+			    r == -ENODATA ? "not the root of a tierfs mount"
+					  : strerror(-r));
 		free(root);
+		tierfs_path_close(&p);
 		return TIERCTL_EXIT_FAIL;
 	}
+	if (ret_mnt)
+		*ret_mnt = p;
+	else
+		tierfs_path_close(&p);
 	*ret_root = root;
 	return 0;
 }
@@ -359,7 +632,8 @@ bool stats_check_tier(const struct stats *s, const char *root, const char *name)
 			break;
 		n += (size_t)k;
 	}
-	tierctl_err("unknown tier '%s' on '%s' (tiers: %s)", name, root, list);
+	tierctl_err("unknown tier '%s' on '%s' (tiers: %s)", qn(name), qn(root),
+		    list);
 	return false;
 }
 
@@ -422,7 +696,7 @@ static void progress_draw(struct progress *p, uint64_t done, bool final)
 			return;
 		p->last_tenth = tenth;
 		printf("%s: %u%% (%s of %s)\n", p->what, pct, a, b);
-		fflush(stdout);
+		tierctl_flush();
 		return;
 	}
 	fill = p->total ? (unsigned)(done * BAR / p->total) : BAR;
@@ -431,7 +705,7 @@ static void progress_draw(struct progress *p, uint64_t done, bool final)
 	bar[BAR] = '\0';
 	printf("\r%s [%s] %3u%% %s/%s\033[K%s", p->what, bar, pct, a, b,
 	       final ? "\n" : "");
-	fflush(stdout);
+	tierctl_flush();
 	p->drawn = !final;
 }
 
@@ -455,7 +729,7 @@ void progress_abort(struct progress *p)
 {
 	if (p->tty && p->drawn && !p->quiet) {
 		fputs("\r\033[K", stdout);
-		fflush(stdout);
+		tierctl_flush();
 	}
 	p->drawn = false;
 }

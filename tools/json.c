@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "quote.h"
 #include "banned.h"
 
 void json_init(struct json_writer *w, FILE *f, bool pretty)
@@ -24,45 +25,6 @@ static void indent(struct json_writer *w)
 	fputc('\n', w->f);
 	for (unsigned i = 0; i < w->depth; i++)
 		fputs("  ", w->f);
-}
-
-/*
- * Length of the UTF-8 sequence at @s (at most @n bytes), or 0 when it is
- * not well-formed: overlong forms, surrogates and code points above
- * U+10FFFF are refused, as RFC 3629 says.
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp, min;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = s[0] & 0x1f;
-		min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-		min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = s[0] & 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
 }
 
 static void put_string(FILE *f, const char *str)
@@ -101,7 +63,7 @@ static void put_string(FILE *f, const char *str)
 				fprintf(f, "\\u%04x", *s);
 				break;
 			}
-			len = utf8_len(s, n);
+			len = utf8_seq_len(s, n);
 			if (len == 0) {
 				fputs("\\ufffd", f);
 				break;
@@ -274,7 +236,9 @@ int json_finish(struct json_writer *w)
 	if (w->error)
 		return w->error;
 	fputc('\n', w->f);
-	if (fflush(w->f) != 0 || ferror(w->f))
+	if (fflush(w->f) != 0)
+		return errno ? -errno : -EIO;
+	if (ferror(w->f))
 		return -EIO;
 	return 0;
 }

@@ -52,7 +52,8 @@ void json_null(struct json_writer *w, const char *key);
 /*
  * json_finish() - end the document with a newline
  * Return: 0 when exactly one complete value was written, -EINVAL after
- * misuse, -EIO when the stream reports an error.
+ * misuse, -errno when flushing the stream fails, -EIO when the stream
+ * reported an error before.
  */
 int json_finish(struct json_writer *w);
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * test_json.c -- Check suite for tools/json.h: the streaming JSON writer
- * behind `tierctl stats --json`.  Each test writes into a memory stream
- * and compares the exact text; string escaping is table-driven.
+ * test_json.c -- Check suites for tierctl's output helpers: tools/json.h,
+ * the streaming JSON writer behind `tierctl stats --json`, and
+ * tools/quote.h, the `ls -b` style escaping of every file name tierctl
+ * prints.  Each JSON test writes into a memory stream and compares the
+ * exact text; string escaping is table-driven in both suites.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "quote.h"
 #include "banned.h"
 
 struct t_out {
@@ -224,6 +227,20 @@ START_TEST(test_json_depth_limit)
 }
 END_TEST
 
+/* A stream that cannot be written: json_finish() says why. */
+START_TEST(test_json_write_error)
+{
+	struct json_writer w;
+	FILE *f = fopen("/dev/full", "w");
+
+	ck_assert_ptr_nonnull(f);
+	json_init(&w, f, false);
+	json_string(&w, NULL, "lost");
+	ck_assert_int_eq(json_finish(&w), -ENOSPC);
+	fclose(f);
+}
+END_TEST
+
 /* ---- numbers ---- */
 
 START_TEST(test_json_integers)
@@ -327,6 +344,197 @@ START_TEST(test_json_keys_are_escaped)
 }
 END_TEST
 
+/* ---- file name quoting (quote.h) ---- */
+
+static const struct str_case quote_cases[] = {
+	{ "", "" },
+	{ "plain/path.txt", "plain/path.txt" },
+	/* spaces and quotes stay: the names are for people to read */
+	{ "a b 'c' \"d\"", "a b 'c' \"d\"" },
+	{ "back\\slash", "back\\\\slash" },
+	{ "new\nline", "new\\nline" },
+	{ "\033[31mred", "\\033[31mred" },
+	{ "\a\b\t\n\v\f\r", "\\a\\b\\t\\n\\v\\f\\r" },
+	{ "\x01\x1f\x7f", "\\001\\037\\177" },
+	{ "~ !", "~ !" },
+	/* well-formed UTF-8 passes, C1 controls and bad bytes do not */
+	{ "caf\xc3\xa9", "caf\xc3\xa9" },
+	{ "\xe2\x82\xac \xf0\x9f\x98\x80", "\xe2\x82\xac \xf0\x9f\x98\x80" },
+	{ "\xc2\xa0nbsp", "\xc2\xa0nbsp" },
+	{ "\xc2\x9bz", "\\302\\233z" },
+	{ "\xc2\x85", "\\302\\205" },
+	{ "\xff", "\\377" },
+	{ "a\x80z", "a\\200z" },
+	{ "\xe2\x82", "\\342\\202" },
+	{ "\xc0\xaf", "\\300\\257" },
+	{ "\xed\xa0\x80", "\\355\\240\\200" },
+	{ "\xf4\x90\x80\x80", "\\364\\220\\200\\200" },
+	/* the name of the integration test (065-tierctl.sh) */
+	{ "f\x01\xff\xc2\x9b\\ok", "f\\001\\377\\302\\233\\\\ok" },
+};
+
+START_TEST(test_quote_cases)
+{
+	const struct str_case *c = &quote_cases[_i];
+	char *q = quote_name(c->in);
+
+	ck_assert_ptr_nonnull(q);
+	ck_assert_msg(!strcmp(q, c->out), "case %d: got '%s', want '%s'", _i, q,
+		      c->out);
+	ck_assert_uint_eq(quote_name_len(c->in), strlen(q));
+	free(q);
+}
+END_TEST
+
+/* Every byte alone: a lone byte >= 0x80 is never UTF-8, so the escaped
+ * form is printable ASCII, and exactly as long as quote_name_len(). */
+START_TEST(test_quote_every_byte)
+{
+	for (int b = 1; b < 256; b++) {
+		char in[2] = { (char)b, '\0' };
+		char *q = quote_name(in);
+
+		ck_assert_ptr_nonnull(q);
+		for (const char *p = q; *p; p++)
+			ck_assert_msg(*p >= 0x20 && *p < 0x7f,
+				      "byte 0x%02x: unprintable 0x%02x in '%s'",
+				      b, (unsigned char)*p, q);
+		if (b >= 0x20 && b < 0x7f && b != '\\')
+			ck_assert_str_eq(q, in);
+		else
+			ck_assert_msg(q[0] == '\\', "byte 0x%02x: '%s'", b, q);
+		ck_assert_uint_eq(quote_name_len(in), strlen(q));
+		free(q);
+	}
+}
+END_TEST
+
+/* The test's own reading of the escaped form, as a shell's $'...' would. */
+static size_t t_unquote(const char *q, char *out)
+{
+	/* the C escapes: a letter and its byte at the same place */
+	static const char letters[] = "abtnvfr\\", bytes[] = "\a\b\t\n\v\f\r\\";
+	const char *l;
+	size_t n = 0;
+
+	while (*q) {
+		if (*q != '\\') {
+			out[n++] = *q++;
+			continue;
+		}
+		q++;
+		l = *q ? strchr(letters, *q) : NULL;
+		if (l) {
+			out[n++] = bytes[l - letters];
+			q++;
+			continue;
+		}
+		ck_assert(q[0] >= '0' && q[0] <= '3' && q[1] >= '0' &&
+			  q[1] <= '7' && q[2] >= '0' && q[2] <= '7');
+		out[n++] = (char)((q[0] - '0') << 6 | (q[1] - '0') << 3 |
+				  (q[2] - '0'));
+		q += 3;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* Random names (fixed seed) read back to themselves: the escaped form
+ * is unambiguous, and holds no control byte or bad UTF-8. */
+START_TEST(test_quote_round_trip)
+{
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 2000; round++) {
+		char in[64], back[64], *q;
+		size_t len = 1 + rand_r(&seed) % 40;
+
+		for (size_t i = 0; i < len; i++) {
+			int r = rand_r(&seed) % 4;
+
+			/* a mix of ASCII, controls, UTF-8 lead/continuation
+			 * bytes and anything at all */
+			in[i] = (char)(r == 0	? 0x20 + rand_r(&seed) % 95
+				       : r == 1 ? 1 + rand_r(&seed) % 31
+				       : r == 2 ? 0x80 + rand_r(&seed) % 0x50
+						: 1 + rand_r(&seed) % 255);
+		}
+		in[len] = '\0';
+		q = quote_name(in);
+		ck_assert_ptr_nonnull(q);
+		for (const unsigned char *p = (const unsigned char *)q; *p;) {
+			size_t l = utf8_seq_len(p, strlen((const char *)p));
+
+			ck_assert_msg(l > 0 && (*p >= 0x20 && *p != 0x7f) &&
+					      !(p[0] == 0xc2 && p[1] < 0xa0),
+				      "round %d: raw byte 0x%02x in output",
+				      round, *p);
+			p += l;
+		}
+		ck_assert_uint_lt(strlen(q), 4 * len + 1);
+		t_unquote(q, back);
+		ck_assert_msg(!strcmp(back, in),
+			      "round %d: '%s' reads back wrong", round, q);
+		free(q);
+	}
+}
+END_TEST
+
+/* No length limit: a PATH_MAX name of newlines is escaped whole. */
+START_TEST(test_quote_long)
+{
+	size_t n = 4096;
+	char *in = malloc(n + 1), *q;
+
+	ck_assert_ptr_nonnull(in);
+	memset(in, '\n', n);
+	in[n] = '\0';
+	q = quote_name(in);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq(strlen(q), 2 * n);
+	for (size_t i = 0; i < 2 * n; i += 2)
+		ck_assert(q[i] == '\\' && q[i + 1] == 'n');
+	free(q);
+	free(in);
+}
+END_TEST
+
+/* qn(): QN_SLOTS results stay valid together, for one printf(). */
+START_TEST(test_qn_slots)
+{
+	const char *r[QN_SLOTS];
+	char in[QN_SLOTS][8], want[16];
+
+	for (int i = 0; i < QN_SLOTS; i++) {
+		snprintf(in[i], sizeof(in[i]), "%d\n", i);
+		r[i] = qn(in[i]);
+	}
+	for (int i = 0; i < QN_SLOTS; i++) {
+		snprintf(want, sizeof(want), "%d\\n", i);
+		ck_assert_str_eq(r[i], want);
+	}
+	/* and the slots are reused (freed), not grown without end */
+	for (int i = 0; i < 10 * QN_SLOTS; i++)
+		ck_assert_str_eq(qn("\033"), "\\033");
+}
+END_TEST
+
+static Suite *quote_suite(void)
+{
+	Suite *s = suite_create("quote");
+	TCase *tc = tcase_create("quote");
+
+	tcase_add_loop_test(
+		tc, test_quote_cases, 0,
+		(int)(sizeof(quote_cases) / sizeof(quote_cases[0])));
+	tcase_add_test(tc, test_quote_every_byte);
+	tcase_add_test(tc, test_quote_round_trip);
+	tcase_add_test(tc, test_quote_long);
+	tcase_add_test(tc, test_qn_slots);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
 static Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -347,6 +555,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, test_json_two_top_level_values_is_error);
 	tcase_add_test(tc, test_json_nothing_written_is_error);
 	tcase_add_test(tc, test_json_depth_limit);
+	tcase_add_test(tc, test_json_write_error);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("numbers");
@@ -366,6 +575,8 @@ int main(void)
 {
 	SRunner *sr = srunner_create(json_suite());
 	int failed;
+
+	srunner_add_suite(sr, quote_suite());
 
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

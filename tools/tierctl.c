@@ -8,6 +8,7 @@
  * status.  Everything reaches the daemon through extended attributes on
  * the mount (fs/ctl_proto.h); there is no socket.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "config.h"
 #include "tierctl.h"
+#include "cleanup.h"
 #include "macro.h"
 #include "banned.h"
 
@@ -100,6 +102,14 @@ static const struct cmd cmds[] = {
 	  "\"checked N extents in M files, E errors\".  Exit status 1 when any\n"
 	  "extent failed its check or a file could not be verified.\n"
 	  "  -q, --quiet   no progress output\n" },
+	{ "quota", cmd_quota, "quota [--json [--compact]] [DIR...]",
+	  "use against limits of the quotas that apply to each DIR",
+	  "For each DIR (default: the current directory), every quota above it,\n"
+	  "innermost first: the quota's directory, then bytes used of the total\n"
+	  "and of each tier against their limits (trusted.tierfs.quota, set by\n"
+	  "root with setfattr).  Any user may look; no quota is not an error.\n"
+	  "  -j, --json    one JSON document; field names in tierctl(8)\n"
+	  "  -c, --compact JSON on one line\n" },
 };
 
 static const struct cmd *find_cmd(const char *name)
@@ -110,34 +120,51 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+/* errno of the first failed flush of stdout, 0 if none */
+static int stdout_errno;
+
+void tierctl_flush(void)
+{
+	if (fflush(stdout) != 0 && !stdout_errno)
+		stdout_errno = errno;
+}
+
+/* "tierctl: " @fmt @suffix "\n" on stderr, of any length. */
+__attribute__((format(printf, 1, 0))) static void
+err_line(const char *fmt, va_list ap, const char *suffix)
+{
+	/* what went to stdout before the error comes first */
+	tierctl_flush();
+	flockfile(stderr);
+	fputs("tierctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(suffix, stderr);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
 int tierctl_err(const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	err_line(fmt, ap, "");
 	va_end(ap);
-	fflush(stdout);
-	fprintf(stderr, "tierctl: %s\n", line);
 	return TIERCTL_EXIT_FAIL;
 }
 
 int tierctl_usage_err(const char *verb, const char *fmt, ...)
 {
 	const struct cmd *c = find_cmd(verb);
-	char line[1024];
+	_cleanup_free_ char *suffix = NULL;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	/* one line, like every error: the usage goes in parentheses */
-	if (c)
-		fprintf(stderr, "tierctl: %s (usage: tierctl %s)\n", line,
-			c->usage);
-	else
-		fprintf(stderr, "tierctl: %s\n", line);
+	if (c && asprintf(&suffix, " (usage: tierctl %s)", c->usage) < 0)
+		suffix = NULL;
+	va_start(ap, fmt);
+	err_line(fmt, ap, suffix ? suffix : "");
+	va_end(ap);
 	return TIERCTL_EXIT_USAGE;
 }
 
@@ -191,7 +218,7 @@ static void usage(FILE *f)
 		"2 bad usage.\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const struct cmd *c;
 
@@ -214,7 +241,7 @@ int main(int argc, char **argv)
 		}
 		if (!tierctl_help(argv[2], stdout)) {
 			tierctl_err("unknown command '%s' (see tierctl --help)",
-				    argv[2]);
+				    qn(argv[2]));
 			return TIERCTL_EXIT_USAGE;
 		}
 		return TIERCTL_EXIT_OK;
@@ -224,10 +251,40 @@ int main(int argc, char **argv)
 	c = find_cmd(argv[1]);
 	if (!c) {
 		tierctl_err("unknown command '%s' (see tierctl --help)",
-			    argv[1]);
+			    qn(argv[1]));
 		return TIERCTL_EXIT_USAGE;
 	}
 	if (tierctl_want_help(argc - 1, argv + 1))
 		return TIERCTL_EXIT_OK;
 	return c->fn(argc - 1, argv + 1);
+}
+
+/*
+ * Whether everything written to stdout reached it (gnulib's close_stdout,
+ * git's check at exit): stdio keeps a failed write as the stream's error
+ * flag, and the last buffer is written only now, so "tierctl status >
+ * /dev/full" would otherwise exit 0 with nothing written.  Returns the
+ * exit status, after one error line when the output was lost.
+ */
+static int close_stdout(int ret)
+{
+	bool failed = ferror(stdout) != 0;
+
+	tierctl_flush();
+	/* EBADF from close alone: stdout was closed (>&-), nothing lost */
+	if (fclose(stdout) != 0 && errno != EBADF && !stdout_errno)
+		stdout_errno = errno;
+	if (!failed && !stdout_errno)
+		return ret;
+	/* not tierctl_err(): it flushes stdout, which is closed now.  A
+	 * failed write inside a flush has no errno we could keep. */
+	fprintf(stderr, "tierctl: cannot write to standard output%s%s\n",
+		stdout_errno ? ": " : "",
+		stdout_errno ? strerror(stdout_errno) : "");
+	return ret ? ret : TIERCTL_EXIT_FAIL;
+}
+
+int main(int argc, char **argv)
+{
+	return close_stdout(run(argc, argv));
 }

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "quote.h"
+
 #define TIERCTL_EXIT_OK 0
 #define TIERCTL_EXIT_FAIL 1  /* the action failed or found errors */
 #define TIERCTL_EXIT_USAGE 2 /* bad command line */
@@ -43,8 +45,10 @@ int cmd_unpin(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_scrub(int argc, char **argv);
+int cmd_quota(int argc, char **argv);
 
-/* "tierctl: <message>" on stderr.  Returns TIERCTL_EXIT_FAIL. */
+/* "tierctl: <message>" on stderr.  Returns TIERCTL_EXIT_FAIL.  A file
+ * name in the message goes through qn() (quote.h) first. */
 int tierctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "tierctl: <message> (usage: tierctl <usage of @verb>)" on stderr.
@@ -55,6 +59,13 @@ int tierctl_usage_err(const char *verb, const char *fmt, ...)
 /* For getopt_long's '?' or ':' (optstring starting with ':'): "unknown
  * option" or "option needs a value", as tierctl_usage_err(). */
 int tierctl_bad_option(int c, char **argv);
+
+/*
+ * fflush(stdout), remembering the errno of the first failure for the
+ * check at exit: every command's output is checked there (main()), so a
+ * command itself never reports a write error on stdout.
+ */
+void tierctl_flush(void);
 
 /* Print the full help of @verb on @f; false for an unknown verb. */
 bool tierctl_help(const char *verb, FILE *f);
@@ -76,7 +87,58 @@ ssize_t ctl_get(const char *path, const char *name, char **ret_val);
 /* setxattr(@path, @name, @value) without the NUL.  Return: 0 or -errno. */
 int ctl_set(const char *path, const char *name, const char *value);
 
+/* One run of an extent list: @len bytes at @start on tier @tier. */
+typedef int (*ctl_run_fn)(void *arg, uint64_t start, uint64_t len,
+			  const char *tier);
+
+/**
+ * ctl_extents_each() - call @fn for every run of @path's extent list, in
+ * file order, read page by page (user.tierfs.extents@OFFSET; the whole
+ * user.tierfs.extents from a daemon without pages), so that a list of
+ * any length is read in requests of at most TIERFS_XATTR_VALUE_MAX
+ * bytes.  A run that a page boundary cut in two is handed over whole.
+ * Return: 0; the first non-zero value of @fn, which stops the walk; or
+ * -errno (-EBADMSG for a page that breaks the protocol).
+ */
+int ctl_extents_each(const char *path, ctl_run_fn fn, void *arg);
+
+/* Undo the escapes of ctl_proto.h (and of /proc/self/mountinfo) in
+ * place: "\\" for a backslash, "\ooo" for any byte but NUL. */
+void ctl_unescape(char *s);
+
 /* ---- mounts ---- */
+
+/*
+ * A file the user named, checked to be on a tierfs mount (ctl.c has the
+ * how and why of the check).
+ */
+struct tierfs_path {
+	const char *path; /* as given, borrowed: for messages only */
+	int fd;		  /* O_PATH descriptor of the file checked */
+	dev_t dev;	  /* its filesystem */
+	char at[32];	  /* "/proc/self/fd/N": the same file for path-based
+			   * calls (the xattr calls have no O_PATH form) */
+};
+
+/**
+ * tierfs_path_open() - open @path and check that it is on a tierfs mount:
+ * the one check every command makes before it reads or changes anything
+ * of a PATH or MOUNT given on the command line
+ * Return: 0, or TIERCTL_EXIT_FAIL after one error line ("'x' is not on a
+ * tierfs mount", "cannot access 'x': ...").  On success the caller
+ * releases @ret with tierfs_path_close().
+ */
+int tierfs_path_open(const char *path, struct tierfs_path *ret);
+
+/**
+ * tierfs_path_open_on() - open @path, found below the checked @mnt (by a
+ * walk), and check that it is still on the same filesystem
+ * Return: 0, -EXDEV when it is elsewhere now, or -errno; prints nothing.
+ */
+int tierfs_path_open_on(const char *path, const struct tierfs_path *mnt,
+			struct tierfs_path *ret);
+
+void tierfs_path_close(struct tierfs_path *p);
 
 /**
  * mount_root() - the root of the mount holding @path: the highest
@@ -154,12 +216,16 @@ size_t stats_ntiers(const struct stats *s);
 double stats_hit_ratio(const struct stats *s, const struct stats_rec *r);
 
 /**
- * open_mount_stats() - find the mount root of @path and read its stats,
+ * open_mount_stats() - check that @path is on a tierfs mount
+ * (tierfs_path_open()), find its mount root and read its stats,
  * printing one error line when that fails
+ * @ret_mnt: NULL, or on success the checked @path, to be released with
+ *           tierfs_path_close()
  * Return: 0, or TIERCTL_EXIT_FAIL after an error message.  On success
  * the caller frees *ret_root and releases @ret.
  */
-int open_mount_stats(const char *path, char **ret_root, struct stats *ret);
+int open_mount_stats(const char *path, char **ret_root, struct stats *ret,
+		     struct tierfs_path *ret_mnt);
 
 /* "unknown tier 'x' on '/mnt' (tiers: a, b)" check: true if @name is a
  * tier of @s; otherwise prints that line and returns false. */

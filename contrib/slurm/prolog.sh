@@ -14,7 +14,12 @@
 #     own environment):  sbatch --extra="tierfs.split=ram:60G,nvme"
 #     (Not usable where SchedulerParameters=extra_constraints makes
 #     --extra a node filter.)
-# KEY is tiers, pin, split or promote, stored as user.tierfs.KEY.  A
+# KEY is tiers, pin, split or promote, stored as user.tierfs.KEY.
+#  3. the quota (trusted.tierfs.quota, root only: the job's user cannot
+#     change it): the word tierfs.quota=SIZE (or ram:4G,total:200G) in
+#     --extra, capped at QUOTA_MAX below; QUOTA_DEFAULT when the job asks
+#     for none.  Empty QUOTA_DEFAULT: no quota unless asked for.
+# A
 # policy for every job belongs on /scratch itself; job directories inherit
 # it.  The job's user owns the directory and may change its policy with
 # setfattr or tierctl during the job.
@@ -22,6 +27,10 @@ set -u
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 SCRATCH=/scratch
+
+# The job's quota (see 3. above): sizes as tierfs takes them.
+QUOTA_DEFAULT=""        # e.g. 100G
+QUOTA_MAX=""            # e.g. 1T: the largest total a job may ask for
 
 # Tier names are those of the [tier.NAME] sections of the mount's config.
 declare -A FEATURE_POLICY=(
@@ -91,9 +100,48 @@ for f in "${features[@]}"; do
 	done
 done
 
-# 2. --extra words tierfs.KEY=VALUE
+# 2. --extra words tierfs.KEY=VALUE (tierfs.quota=... is step 3)
 read -ra words <<<"${SLURM_JOB_EXTRA:-}"
+quota=$QUOTA_DEFAULT
 for w in "${words[@]}"; do
-	[[ $w == tierfs.?*=* ]] && apply "${w#tierfs.}"
+	case $w in
+	tierfs.quota=?*) quota=${w#tierfs.quota=} ;;
+	tierfs.?*=*) apply "${w#tierfs.}" ;;
+	esac
 done
+
+# bytes of a size ("200G"); empty when it is not one
+bytes() {
+	numfmt --from=iec -- "${1%iB}" 2>/dev/null
+}
+
+# 3. the quota: the total asked for (or the whole value when it has no
+# "total:"), at most QUOTA_MAX.  Per-tier caps pass as given.  A bad
+# value is the job's mistake: log it and fall back to QUOTA_DEFAULT.
+if [[ -n $quota ]]; then
+	if [[ $quota == *[!A-Za-z0-9_,:-]* ]]; then
+		log "ignoring bad quota '$quota'"
+		quota=$QUOTA_DEFAULT
+	fi
+	total=$quota
+	[[ $quota == *:* ]] && total=$(sed -n 's/.*\(^\|,\)total:\([^,]*\).*/\2/p' <<<"$quota")
+	if [[ -n $QUOTA_MAX ]]; then
+		want=$(bytes "$total") max=$(bytes "$QUOTA_MAX")
+		if [[ -z $total && $quota == *:* ]]; then
+			quota+=",total:$QUOTA_MAX" # tier caps only: add the total
+		elif [[ -z $want || ( -n $max && $want -gt $max ) ]]; then
+			log "quota '$quota' not within QUOTA_MAX=$QUOTA_MAX: using $QUOTA_MAX"
+			quota=$QUOTA_MAX
+		fi
+	fi
+fi
+if [[ -n $quota ]] &&
+	! setfattr -n trusted.tierfs.quota -v "\"$quota\"" -- "$dir"; then
+	# a bad value from the job: log it, keep the default if there is one
+	log "cannot set quota '$quota' on $dir"
+	if [[ -n $QUOTA_DEFAULT && $quota != "$QUOTA_DEFAULT" ]]; then
+		setfattr -n trusted.tierfs.quota -v "\"$QUOTA_DEFAULT\"" -- "$dir" ||
+			log "cannot set quota '$QUOTA_DEFAULT' on $dir"
+	fi
+fi
 exit 0

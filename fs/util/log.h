@@ -1,12 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * log.h -- the daemon's one logging path.  Messages go to stderr while
- * the daemon runs in the foreground and to syslog once it has detached.
+ * log.h -- the daemon's one logging path.
+ *
+ * Where messages go:
+ *   - stderr while the daemon runs in the foreground, and before it
+ *     detaches (log_setup(..., false, ...));
+ *   - once detached, the systemd journal when its socket is there
+ *     (log_setup_journal(): the native protocol, so a message keeps its
+ *     priority and carries fields such as TIERFS_INODE and TIERFS_OFFSET
+ *     that `journalctl TIERFS_INODE=12` can select);
+ *   - else syslog when /dev/log is there (log_setup(..., true, ...));
+ *   - else the stderr the daemon was started with, if main() kept it.
+ *
  * Style (git's): lowercase, no final full stop, error first, subject in
- * single quotes: "cannot map pmem file '%s': %s".
+ * single quotes: "cannot map pmem file '%s': %s".  A message about a
+ * file names it (path when known, and inode), the offset, and the cause.
  *
  * tiers/, extent_map and policy code never log above debug level; they
  * return -errno and the caller logs once.
+ *
+ * Thread safety: log_msg()/log_fields() may be called from any thread;
+ * the log_setup*() calls are made by main() while one thread runs.
  */
 #ifndef TIERFS_UTIL_LOG_H
 #define TIERFS_UTIL_LOG_H
@@ -21,11 +35,32 @@ enum log_level {
 	LOG_LVL_DEBUG = LOG_DEBUG,
 };
 
-/* Set once at startup, before threads start. */
+/* The journal's socket; $TIERFS_JOURNAL_SOCKET overrides it (tests). */
+#define LOG_JOURNAL_SOCKET "/run/systemd/journal/socket"
+
+/* stderr (use_syslog false) or syslog; also sets the debug level. */
 void log_setup(const char *ident, bool use_syslog, bool debug);
+
+/*
+ * Send messages to the journal from now on.  @path NULL means
+ * $TIERFS_JOURNAL_SOCKET or LOG_JOURNAL_SOCKET.  Return: 0, or -errno
+ * when there is no journal listening there (the sink is then unchanged).
+ */
+int log_setup_journal(const char *path);
+
+/* True if a journal listens at @path (NULL: as for log_setup_journal). */
+bool log_journal_present(const char *path);
 
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * As log_msg(), plus structured fields for the journal: @fields is
+ * "KEY=VALUE" lines separated by '\n' (KEY in [A-Z0-9_], VALUE without
+ * a newline), or NULL.  Other sinks get the message alone.
+ */
+void log_fields(int level, const char *fields, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #define log_err(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)

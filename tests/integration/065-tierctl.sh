@@ -14,7 +14,11 @@
 # non-owner (uid 65534 on an allow_other mount) while its read-only
 # queries work; random and malformed values written to the control
 # channel and the policy attributes, after which the daemon must be
-# alive, the mount usable and the data unchanged.
+# alive, the mount usable and the data unchanged.  Every verb refuses a
+# PATH or MOUNT that is not on tierfs (a plain file, and a mergerfs mount
+# when mergerfs is installed) with one line and changes nothing; output
+# to /dev/full is an error; file names with a newline, an ESC and other
+# control bytes are printed escaped, as ls -b does.
 #
 # Environment: TIERCTL (path of tierctl; meson sets it), else it is
 # looked for next to the tierfs binary's build directory.
@@ -91,7 +95,9 @@ t_like "$(cat "$T/version.out")" "tierctl *" "--version"
 
 # ---------------------------------------------------------------- data
 head -c $((12 * MiB)) /dev/urandom >"$T/f.ref"
-cp "$T/f.ref" "$MNT/f" || t_fail "write f"
+# in order, 1M at a time: through the writeback cache the kernel may
+# flush pages out of order, and the layout below expects RAM to fill first
+dd if="$T/f.ref" of="$MNT/f" bs=1M oflag=direct status=none || t_fail "write f"
 mkdir -p "$MNT/tree/sub" || t_fail mkdir
 for i in 1 2 3; do
 	head -c $((MiB + i * 4096)) /dev/urandom >"$T/t$i.ref"
@@ -130,6 +136,68 @@ tc_err_is notfs "tierctl: '/proc' is not on a tierfs mount"
 tc_run enoent status "$MNT/nonexistent"
 t_eq $RC 1 "status of a missing path"
 tc_err_is enoent "tierctl: cannot access '$MNT/nonexistent': No such file or directory"
+
+# ---------------------------------------------------------------- not tierfs
+# not_tierfs PATH ARGS... -- tierctl ARGS (naming PATH) refuses PATH with
+# exactly one line and exit 1, and prints nothing on stdout
+not_tierfs() {
+	local path=$1
+	shift
+	"$TC" "$@" >"$T/nt.out" 2>"$T/nt.err"
+	t_eq $? 1 "tierctl $* (not tierfs): status"
+	tc_err_is nt "tierctl: '$path' is not on a tierfs mount"
+	t_eq "$(cat "$T/nt.out")" "" "tierctl $* (not tierfs): stdout"
+}
+# user xattrs of FILE, as getfattr dumps them
+user_xattrs() {
+	getfattr --absolute-names -d -m '^user\.' "$1" 2>/dev/null | grep -v '^#'
+}
+# every verb, on a file and a directory of $T's filesystem
+refuse_outside() { # refuse_outside FILE DIR
+	local f=$1 d=$2
+	not_tierfs "$f" pin "$f" ram
+	not_tierfs "$f" unpin "$f"
+	not_tierfs "$f" policy set "$f" tiers=ram pin=ram promote=0
+	not_tierfs "$f" policy unset "$f"
+	not_tierfs "$f" policy unset "$f" pin
+	not_tierfs "$d" policy set "$d" split=ram:1M,disk
+	not_tierfs "$d" unpin "$d"
+	not_tierfs "$f" policy get "$f"
+	not_tierfs "$f" layout "$f"
+	not_tierfs "$d" layout "$d"
+	not_tierfs "$f" migrate "$f" ram
+	not_tierfs "$d" migrate -q "$d" disk
+	not_tierfs "$d" drain "$d" ram
+	not_tierfs "$d" drain --undo "$d"
+	not_tierfs "$d" scrub "$d"
+	not_tierfs "$d" status "$d"
+	not_tierfs "$d" stats "$d"
+	not_tierfs "$d" stats --json "$d"
+	not_tierfs "$d" stats --prometheus "$d"
+	not_tierfs "$d" top --once "$d"
+}
+echo outside >"$T/outside"
+mkdir "$T/outdir"
+# a pin already there (when $T's filesystem takes user xattrs) must stay
+setfattr -n user.tierfs.pin -v keep "$T/outdir" 2>/dev/null
+out_f=$(user_xattrs "$T/outside")
+out_d=$(user_xattrs "$T/outdir")
+refuse_outside "$T/outside" "$T/outdir"
+getfattr --absolute-names -n user.tierfs.pin "$T/outside" >/dev/null 2>&1 &&
+	t_fail "tierctl wrote user.tierfs.pin outside tierfs"
+t_eq "$(user_xattrs "$T/outside")" "$out_f" "xattrs of a file outside tierfs"
+t_eq "$(user_xattrs "$T/outdir")" "$out_d" "xattrs of a directory outside tierfs"
+# FUSE, but not tierfs: mergerfs hands user xattrs through to its branch
+if command -v mergerfs >/dev/null; then
+	mkdir -p "$T/branch/dir" "$T/merged"
+	echo branch >"$T/branch/file"
+	mergerfs "$T/branch" "$T/merged" || t_fail "cannot mount mergerfs"
+	T_EXTRA_MOUNTS+=("$T/merged")
+	refuse_outside "$T/merged/file" "$T/merged/dir"
+	t_eq "$(user_xattrs "$T/branch/file")" "" "xattrs below a mergerfs mount"
+	t_eq "$(user_xattrs "$T/branch/dir")" "" "xattrs of a directory below a mergerfs mount"
+	fusermount3 -u "$T/merged" || umount -l "$T/merged"
+fi
 
 # ---------------------------------------------------------------- stats
 tc_run stats stats "$MNT"
@@ -222,6 +290,38 @@ grep -qx "tierfs_tier_used_bytes{mount=\"$MNT\",tier=\"ram\"} 8388608" "$T/prom.
 grep -qx "tierfs_tier_size_bytes{mount=\"$MNT\",tier=\"disk\"} 67108864" "$T/prom.out" ||
 	t_fail "no disk size_bytes sample"
 grep -q '^# TYPE tierfs_tier_read_bytes_total counter$' "$T/prom.out" || t_fail "no read bytes counter"
+
+# ---------------------------------------------------------------- write errors
+# output that cannot be written is an error: exit 1 and one line
+if [ -w /dev/full ]; then
+	full() { # full ARGS... -- tierctl ARGS with stdout on /dev/full
+		"$TC" "$@" >/dev/full 2>"$T/full.err"
+		t_eq $? 1 "tierctl $* >/dev/full: status"
+		tc_err_is full "tierctl: cannot write to standard output: No space left on device"
+	}
+	full status "$MNT"
+	full stats "$MNT"
+	full stats --json "$MNT"
+	full stats --json --compact "$MNT"
+	full stats --prometheus "$MNT"
+	full top --once "$MNT"
+	full layout "$MNT/f"
+	full layout "$MNT/tree"
+	full policy get "$MNT/f"
+	full --help
+	full --version
+	full help migrate
+	full status --help
+	# an error and a lost output: both lines, the error first
+	"$TC" status "$MNT" "$T/outside" >/dev/full 2>"$T/full.err"
+	t_eq $? 1 "status of a good and a bad path >/dev/full"
+	t_eq "$(cat "$T/full.err")" "tierctl: '$T/outside' is not on a tierfs mount
+tierctl: cannot write to standard output: No space left on device" "stderr of both errors"
+	# nothing to write is no error
+	"$TC" policy set "$MNT/tree" promote=1 >/dev/full 2>"$T/full.err" ||
+		t_fail "policy set >/dev/full: $(cat "$T/full.err")"
+	"$TC" policy unset "$MNT/tree" promote >/dev/full 2>&1 || t_fail "policy unset >/dev/full"
+fi
 
 # ---------------------------------------------------------------- layout
 tc_run layout layout "$MNT/f"
@@ -408,6 +508,50 @@ t_as 65534:65534 "$TC" policy set "$MNT/nobody" tiers=disk >"$T/nb.out" 2>&1 ||
 	t_fail "owner's policy set as uid 65534: $(cat "$T/nb.out")"
 t_eq "$(getfattr --absolute-names --only-values -n user.tierfs.tiers "$MNT/nobody")" disk "policy set by its owner"
 
+# ---------------------------------------------------------------- names
+# file names are printed escaped as ls -b does: a newline or an ESC in a
+# name neither splits a line nor reaches the terminal
+odd=$'a\nb\033[31mc\\d'      # a, newline, b, ESC [31m, c, backslash, d
+odd_q='a\nb\033[31mc\\d'     # and as tierctl must print it
+mkdir -p "$MNT/names/$odd" || t_fail "mkdir of an odd name"
+echo odd >"$MNT/names/$odd/$odd" || t_fail "create of an odd name"
+tc_run esc layout "$MNT/names/$odd/$odd"
+t_eq $RC 0 "layout of an odd name"
+grep -q $'\033' "$T/esc.out" && t_fail "layout printed a raw ESC: $(od -c "$T/esc.out" | head)"
+t_eq "$(wc -l <"$T/esc.out")" 4 "layout lines of an odd name"
+head -1 "$T/esc.out" >"$T/esc.head"
+[[ $(cat "$T/esc.head") == "File size of $MNT/names/$odd_q/$odd_q is 4 ("* ]] ||
+	t_fail "layout header of an odd name: $(cat "$T/esc.head")"
+[[ $(tail -1 "$T/esc.out") == "$MNT/names/$odd_q/$odd_q: 1 run; "* ]] ||
+	t_fail "layout totals of an odd name: $(tail -1 "$T/esc.out")"
+tc_run escdir layout "$MNT/names/$odd"
+t_eq $RC 0 "layout of an odd directory"
+t_eq "$(wc -l <"$T/escdir.out")" 1 "layout lines of an odd directory"
+[[ $(cat "$T/escdir.out") == "$MNT/names/$odd_q: ram "* ]] ||
+	t_fail "layout of an odd directory: $(cat "$T/escdir.out")"
+# where a policy comes from is a path too
+t_check "$TC" policy set "$MNT/names/$odd" tiers=disk
+tc_run escpol policy get "$MNT/names/$odd/$odd" tiers
+t_eq $RC 0 "policy get below an odd name"
+t_eq "$(cat "$T/escpol.out")" "tiers    disk                     /names/$odd_q" "policy source of an odd name"
+# and in messages
+tc_run escerr layout "$MNT/names/$odd/nope"
+t_eq $RC 1 "layout of a missing odd name"
+tc_err_is escerr "tierctl: cannot access '$MNT/names/$odd_q/nope': No such file or directory"
+tc_run escerr2 pin "$T/outside$odd" ram
+t_eq $RC 1 "pin of a missing odd name"
+tc_err_is escerr2 "tierctl: cannot access '$T/outside$odd_q': No such file or directory"
+# other bytes: controls, a C1 control (U+009B, CSI) and bytes that are no
+# UTF-8 are octal; UTF-8 text is kept
+odd2=$'\001\177\xc2\x9b\xff caf\xc3\xa9'
+odd2_q=$'\\001\\177\\302\\233\\377 caf\xc3\xa9'
+echo odd >"$MNT/names/$odd2" || t_fail "create of a name with control bytes"
+tc_run esc2 layout "$MNT/names/$odd2"
+t_eq $RC 0 "layout of a name with control bytes"
+[[ $(head -1 "$T/esc2.out") == "File size of $MNT/names/$odd2_q is "* ]] ||
+	t_fail "layout of a name with control bytes: $(head -1 "$T/esc2.out" | od -c)"
+rm -rf "$MNT/names" || t_fail "rm names"
+
 # ---------------------------------------------------------------- fuzz
 echo fuzz >"$MNT/fz"
 # values that must be refused, with the tree unchanged
@@ -464,9 +608,16 @@ tc_run scrubq scrub -q "$MNT/tree"
 t_like "$(cat "$T/scrubq.out")" "checked * extents in 4 files, 0 errors" "scrub -q of a subtree"
 # damage the file tier behind the daemon's back: scrub must notice
 t_check "$TC" migrate -q "$MNT/f" disk
-slab=$(find "$T/disk" -name slab -type f | head -1)
+# the slab has no name (it is unlinked): reach it through the daemon's fd
+slab=
+for fd in /proc/"$T_PID"/fd/*; do
+	case $(readlink "$fd") in
+	"$(realpath "$T/disk")"/tierfs-*" (deleted)") slab=$fd ;;
+	esac
+done
+[ -n "$slab" ] || t_fail "no slab of the disk tier open in the daemon"
 if [ -n "$slab" ]; then
-	size=$(stat -c %s "$slab")
+	size=$(stat -L -c %s "$slab")
 	head -c "$size" /dev/urandom | dd of="$slab" conv=notrunc status=none
 	tc_run scrubbad scrub -q "$MNT"
 	t_eq $RC 1 "scrub with damaged extents"

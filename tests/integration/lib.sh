@@ -59,6 +59,21 @@ MNT=$T/mnt
 mkdir -p "$MNT"
 T_PID=
 T_LOG=$T/daemon.log
+# Sanitizer reports (the -Db_sanitize=thread and address,undefined builds
+# of tests/run-all.sh): every process this test starts -- the daemon, also
+# one started by hand, in the background (detached, stderr gone) or
+# through mount.fuse3, tierctl and the helper programs -- writes them to
+# $T_SAN/{tsan,asan,ubsan}.PID, not to stderr, where a test that checks
+# the daemon's output would see noise and a report from a daemon would be
+# lost (a daemon that exits 1 after an ASan report, or 23 after a leak,
+# looked like a clean exit).  t_unmount and t_cleanup fail the test on
+# any such file and print it.  Uninstrumented binaries ignore these
+# options.  The directory is world-writable for the t_as processes.
+T_SAN=$T/san
+mkdir -m 1777 "$T_SAN"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}log_path=$T_SAN/tsan"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T_SAN/asan"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T_SAN/ubsan"
 T_EXTRA_MOUNTS=()
 T_DAEMON_PROBLEM=
 T_ENV_DEFSIG=
@@ -77,7 +92,7 @@ t_unmount() {
 		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
 	if [ -n "$T_PID" ]; then
-		local rc=
+		local rc= pid=$T_PID
 		# give the daemon a moment to finish its clean shutdown
 		for _ in $(seq 50); do
 			kill -0 "$T_PID" 2>/dev/null || break
@@ -95,10 +110,27 @@ t_unmount() {
 			fi
 		fi
 		T_PID=
+		if [ -z "$T_DAEMON_PROBLEM" ] && t_san_reports "$pid"; then
+			T_DAEMON_PROBLEM="sanitizer report from the daemon (pid $pid)"
+		fi
 	fi
 	if t_is_mounted "$MNT"; then
 		umount -l "$MNT" 2>/dev/null
 	fi
+}
+
+# t_san_reports [PID] -- print the sanitizer reports of PID (default: of
+# every process of the test) that were not printed yet; true if any
+t_san_reports() {
+	local f found=1
+	for f in "$T_SAN"/{tsan,asan,ubsan}."${1:-*}"; do
+		[ -f "$f" ] || continue
+		echo "--- sanitizer report ${f##*/} ---" >&2
+		cat "$f" >&2
+		mv "$f" "$T_SAN/seen-${f##*/}"
+		found=0
+	done
+	return $found
 }
 
 t_cleanup() {
@@ -108,6 +140,14 @@ t_cleanup() {
 	if [ $rc -eq 0 ] && [ -n "$T_DAEMON_PROBLEM" ]; then
 		echo "FAIL: $T_DAEMON_PROBLEM" >&2
 		rc=1
+	fi
+	# a report from any process fails the test, a skipped one too
+	if t_san_reports; then
+		echo "FAIL: sanitizer report (see above)" >&2
+		[ $rc -ne 0 ] && [ $rc -ne 77 ] || rc=1
+	fi
+	if ls "$T_SAN"/seen-* >/dev/null 2>&1; then
+		[ $rc -ne 0 ] && [ $rc -ne 77 ] || rc=1
 	fi
 	local m
 	for m in "${T_EXTRA_MOUNTS[@]}"; do

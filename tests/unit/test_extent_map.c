@@ -19,6 +19,7 @@
 #include "extent_map.h"
 #include "extent_map_i.h"
 #include "macro.h"
+#include "tap.h"
 #include "banned.h"
 
 #define MAXI EXTENT_MAP_MAX_INDEX
@@ -1086,11 +1087,5 @@ static Suite *extent_map_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(extent_map_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_ENV);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(extent_map_suite());
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "heat.h"
+#include "tap.h"
 
 #define HALF 300 /* ticks: the default 30 s half-life */
 
@@ -101,11 +102,5 @@ static Suite *heat_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(heat_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(heat_suite());
 }

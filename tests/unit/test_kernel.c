@@ -20,7 +20,8 @@
 #include "fuse_inc.h"
 #include "kernel.h"
 #include "kernel_i.h"
-#include "tierfs.h"
+#include "fs.h"
+#include "tap.h"
 
 /*
  * kernel_init() starts a thread that reads fs->opt.mountpoint (it then
@@ -288,11 +289,5 @@ static Suite *kernel_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(kernel_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(kernel_suite());
 }

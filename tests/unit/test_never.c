@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "never.h"
+#include "tap.h"
 
 static int calls;
 
@@ -37,14 +38,8 @@ int main(void)
 {
 	Suite *s = suite_create("never");
 	TCase *tc = tcase_create("never");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_never_value_and_once);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(s);
 }

@@ -14,12 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "options.h"
 #include "tier.h"
 #include "macro.h"
+#include "tap.h"
 #include "banned.h"
 
 #define KiB (UINT64_C(1) << 10)
@@ -291,6 +294,7 @@ static const struct args_case {
 	bool fg, debug, single, help, version;
 	bool no_migrate, no_wb, no_kf;
 	uint64_t dirty_max;
+	uint64_t max_inodes, max_xattr; /* with their _set flags */
 } args_cases[] = {
 	/* positionals */
 	{ A("/mnt"), OK("/mnt") },
@@ -370,6 +374,17 @@ static const struct args_case {
 	{ A("--dirty-max=1K", "/mnt"),
 	  BAD("dirty limit must be at least 4K") },
 	{ A("--dirty-max=lots", "/mnt"), BAD("cannot parse dirty limit 'lots'") },
+	/* --max-inodes, --max-xattr-bytes (issue 11); 0 = no limit */
+	{ A("--max-inodes", "1M", "/mnt"), OK("/mnt"), .max_inodes = MiB },
+	{ A("-o", "max_inodes=0", "/mnt"), OK("/mnt") },
+	{ A("--max-inodes=many", "/mnt"),
+	  BAD("cannot parse inode limit 'many'") },
+	{ A("--max-xattr-bytes=64M", "/mnt"), OK("/mnt"),
+	  .max_xattr = 64 * MiB },
+	{ A("-o", "max_xattr_bytes=1K", "/mnt"), OK("/mnt"),
+	  .max_xattr = KiB },
+	{ A("--max-xattr-bytes", "/mnt"),
+	  BAD("cannot parse xattr limit '/mnt'") },
 	/* unknown options */
 	{ A("-x", "/mnt"), BAD("unknown option '-x' (see tierfs --help)") },
 	{ A("--bogus", "/mnt"), BAD("unknown option '--bogus'") },
@@ -414,6 +429,14 @@ START_TEST(test_options_parse_args_table)
 		ck_assert_int_eq(opt.no_writeback_cache, c->no_wb);
 		ck_assert_int_eq(opt.no_kernel_features, c->no_kf);
 		ck_assert_uint_eq(opt.dirty_max, c->dirty_max);
+		ck_assert_uint_eq(opt.max_inodes, c->max_inodes);
+		ck_assert_uint_eq(opt.max_xattr_bytes, c->max_xattr);
+		/* given (even as 0) or not: options_finish() fills the rest */
+		ck_assert_int_eq(opt.max_inodes_set,
+				 c->max_inodes || strstr(c->argv[1] ? c->argv[1] : "",
+							 "max_inodes"));
+		ck_assert_int_eq(opt.max_xattr_bytes_set,
+				 c->max_xattr != 0);
 	}
 	/* opt_teardown releases whatever was parsed, even on failure */
 }
@@ -505,6 +528,34 @@ START_TEST(test_options_load_config_good)
 	ck_assert_int_eq(opt.tiers[1].kind, TIER_FILE);
 	ck_assert_pstr_eq(opt.tiers[1].path, "/scratch/slow");
 	ck_assert_uint_eq(opt.tiers[1].size, 100 * GiB);
+}
+END_TEST
+
+/* The metadata limits from [global]; the command line's win. */
+START_TEST(test_options_load_config_limits)
+{
+	static const char *const args[] = { "--max-inodes=5", "conf",
+					    "/mnt", NULL };
+	char err[OPT_ERR_MAX] = "";
+
+	t_write_conf("[global]\nmax_inodes = 2K\nmax_xattr_bytes = 3M\n");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.max_inodes, 2 * KiB);
+	ck_assert(opt.max_inodes_set);
+	ck_assert_uint_eq(opt.max_xattr_bytes, 3 * MiB);
+	ck_assert(opt.max_xattr_bytes_set);
+
+	options_release(&opt);
+	ck_assert_int_eq(t_parse_args(args, err, sizeof(err)), 0);
+	t_write_conf("[global]\nmax_inodes = 2K\n");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.max_inodes, 5);
+	ck_assert(!opt.max_xattr_bytes_set);
+
+	options_release(&opt);
+	t_write_conf("[global]\nmax_xattr_bytes = lots\n");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), -EINVAL);
+	t_assert_err_has(err, "cannot parse xattr limit 'lots'");
 }
 END_TEST
 
@@ -601,6 +652,11 @@ static const struct bad_conf {
 	{ "[tier.a]\nsize = 1G\n", 0, "tier 'a' has no kind" },
 	{ "[tier.a]\nkind = ram\n", 0, "tier 'a' has no size" },
 	{ "[tier.a]\nkind = file\nsize = 1G\n", 0, "tier 'a' has no path" },
+	/* an empty value is no path either (found by fuzz/fuzz_config) */
+	{ "[tier.a]\nkind = file\npath =\nsize = 1G\n", 3,
+	  "tier 'a' has an empty path" },
+	{ "[tier.a]\nkind = pmem\nsize = 1G\npath =   \n", 4,
+	  "tier 'a' has an empty path" },
 	{ "[tier.a]\nkind = file\npath = /p\n", 0, "tier 'a' has no size" },
 	{ "[tier.a]\nkind = ram\npath = /p\nsize = 1G\n", 0,
 	  "tier 'a': a ram tier takes no path" },
@@ -862,10 +918,15 @@ END_TEST
 START_TEST(test_options_finish_defaults)
 {
 	char err[OPT_ERR_MAX] = "";
-	uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) *
-		       (uint64_t)sysconf(_SC_PAGESIZE);
+	struct mem_limit ml;
+	uint64_t mem;
 	int r;
 
+	/* a quarter of the memory tierfs may have: physical or cgroup */
+	ck_assert_int_eq(mem_probe(&ml), 0);
+	mem = mem_total(&ml);
+	ck_assert_uint_le(mem, (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				       (uint64_t)sysconf(_SC_PAGESIZE));
 	r = options_finish(&opt, err, sizeof(err));
 	ck_assert_msg(r == 0, "options_finish: %d (%s)", r, err);
 	ck_assert_uint_eq(opt.extent_size, DEFAULT_EXTENT_SIZE);
@@ -876,6 +937,9 @@ START_TEST(test_options_finish_defaults)
 	ck_assert_ptr_null(opt.tiers[0].path);
 	ck_assert_uint_le(opt.tiers[0].size, mem / 4);
 	ck_assert_uint_gt(opt.tiers[0].size, mem / 4 - opt.extent_size);
+	/* the metadata limits follow memory */
+	ck_assert_uint_eq(opt.max_inodes, mem / DEFAULT_MEM_PER_INODE);
+	ck_assert_uint_eq(opt.max_xattr_bytes, mem / DEFAULT_XATTR_MEM_DIV);
 	for (unsigned i = 0; i < opt.ntiers; i++) {
 		ck_assert_uint_ge(opt.tiers[i].size, opt.extent_size);
 		ck_assert_uint_eq(opt.tiers[i].size % opt.extent_size, 0);
@@ -916,6 +980,182 @@ START_TEST(test_options_finish_tier_below_extent)
 	ck_assert_int_eq(t_add("t=ram:4M", err, sizeof(err)), 0);
 	ck_assert_int_eq(options_finish(&opt, err, sizeof(err)), -EINVAL);
 	t_assert_err(err, "tier 't' (4M) is smaller than one extent (8M)");
+}
+END_TEST
+
+/* ---- memory (options_mem.c) --------------------------------------- */
+
+#define ML(p, c) ((struct mem_limit){ .phys = (p), .cgroup = (c) })
+
+START_TEST(test_options_mem_usable)
+{
+	struct mem_limit ml;
+
+	/* a tenth, at least 256M */
+	ml = ML(100 * GiB, UINT64_MAX);
+	ck_assert_uint_eq(mem_usable(&ml), 90 * GiB);
+	ml = ML(GiB, UINT64_MAX);
+	ck_assert_uint_eq(mem_usable(&ml), 768 * MiB);
+	/* the smaller of the two */
+	ml = ML(24 * GiB, 400 * MiB);
+	ck_assert_uint_eq(mem_total(&ml), 400 * MiB);
+	ck_assert_uint_eq(mem_usable(&ml), 144 * MiB);
+	ml = ML(200 * MiB, UINT64_MAX);
+	ck_assert_uint_eq(mem_usable(&ml), 0);
+}
+END_TEST
+
+START_TEST(test_options_mem_check)
+{
+	char err[OPT_ERR_MAX] = "";
+	struct mem_limit ml = ML(8 * GiB, UINT64_MAX);
+	struct statfs sf;
+
+	/* 8G less 819.2M */
+	ck_assert_int_eq(t_add("r=ram:7G", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)), 0);
+	ck_assert_int_eq(t_add("d=file:/nowhere:100G", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)), 0);
+	ck_assert_int_eq(t_add("s=ram:512M", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)),
+			 -EINVAL);
+	t_assert_err(err,
+		     "memory tiers 'r', 's' (7.5G) are larger than the memory tierfs may use, 7.2G: physical memory 8G less a margin of 819M");
+
+	options_release(&opt);
+	ml = ML(24 * GiB, 400 * MiB);
+	ck_assert_int_eq(t_add("r=ram:1G", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)),
+			 -EINVAL);
+	t_assert_err(err,
+		     "memory tier 'r' (1G) is larger than the memory tierfs may use, 144M: the cgroup's memory limit 400M less a margin of 256M");
+	options_release(&opt);
+	ck_assert_int_eq(t_add("r=ram:144M", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)), 0);
+
+	/* a PMem tier on tmpfs is memory too; a file tier there is not */
+	/* (only the free space there counts: a larger one is refused by
+	 * the free-space check when the tier is set up) */
+	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+	    (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= 8 * GiB) {
+		options_release(&opt);
+		ml = ML(8 * GiB, UINT64_MAX);
+		ck_assert_int_eq(t_add("f=file:/dev/shm:8G", err, sizeof(err)), 0);
+		ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)), 0);
+		ck_assert_int_eq(t_add("p=pmem:/dev/shm/.:8G", err, sizeof(err)), 0);
+		ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)),
+				 -EINVAL);
+		t_assert_err(err, "memory tier 'p' (8G) is larger");
+	}
+}
+END_TEST
+
+/* A RAM tier above the memory is refused by options_finish() itself,
+ * and the defaults follow the memory (TIERFS_TEST_MEMORY stands in). */
+START_TEST(test_options_finish_memory)
+{
+	char err[OPT_ERR_MAX] = "";
+
+	ck_assert_int_eq(setenv("TIERFS_TEST_MEMORY", "2G", 1), 0);
+	ck_assert_int_eq(t_add("r=ram:2G", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_finish(&opt, err, sizeof(err)), -EINVAL);
+	t_assert_err(err, "memory tier 'r' (2G) is larger than the memory tierfs may use, 1.8G: physical memory 2G");
+
+	options_release(&opt);
+	ck_assert_int_eq(t_add("r=ram:1G", err, sizeof(err)), 0);
+	ck_assert_int_eq(options_finish(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.max_inodes, 256 * KiB);
+	ck_assert_uint_eq(opt.max_xattr_bytes, 16 * MiB);
+
+	/* given limits, 0 included, stay */
+	options_release(&opt);
+	opt.max_inodes_set = opt.max_xattr_bytes_set = true;
+	opt.max_xattr_bytes = 5;
+	ck_assert_int_eq(options_finish(&opt, err, sizeof(err)), 0);
+	ck_assert_uint_eq(opt.max_inodes, 0);
+	ck_assert_uint_eq(opt.max_xattr_bytes, 5);
+	/* the default RAM tier fits: a quarter of 2G */
+	ck_assert_int_eq(opt.tiers[0].kind, TIER_RAM);
+	ck_assert_uint_eq(opt.tiers[0].size, 512 * MiB);
+	ck_assert_int_eq(unsetenv("TIERFS_TEST_MEMORY"), 0);
+}
+END_TEST
+
+static char cg_dir[64];
+
+static void t_put(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg_dir, rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void t_mkdir(const char *rel)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", cg_dir, rel);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+}
+
+static uint64_t t_cg_limit(void)
+{
+	char a[256], b[256];
+	uint64_t v = 0;
+
+	snprintf(a, sizeof(a), "%s/cgroup", cg_dir);
+	snprintf(b, sizeof(b), "%s/mountinfo", cg_dir);
+	mem_cgroup_limit(a, b, &v);
+	return v;
+}
+
+/* /proc/self/cgroup and mountinfo as a v2 and a v1 system write them. */
+START_TEST(test_options_mem_cgroup)
+{
+	char line[512];
+
+	snprintf(cg_dir, sizeof(cg_dir), "/tmp/tierfs-cg.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(cg_dir));
+	/* no files at all: no limit */
+	ck_assert_uint_eq(t_cg_limit(), UINT64_MAX);
+
+	/* v2: the job's cgroup and its parent, the smaller wins */
+	t_mkdir("v2");
+	t_mkdir("v2/user");
+	t_mkdir("v2/user/job");
+	t_put("cgroup", "0::/user/job\n");
+	snprintf(line, sizeof(line),
+		 "22 1 0:5 / /proc rw - proc proc rw\n"
+		 "30 25 0:26 / %s/v2 rw,nosuid,nodev - cgroup2 cgroup2 rw,nsdelegate\n",
+		 cg_dir);
+	t_put("mountinfo", line);
+	t_put("v2/user/job/memory.max", "max\n");
+	ck_assert_uint_eq(t_cg_limit(), UINT64_MAX);
+	t_put("v2/user/memory.max", "419430400\n");
+	ck_assert_uint_eq(t_cg_limit(), 400 * MiB);
+	t_put("v2/user/job/memory.max", "104857600\n");
+	ck_assert_uint_eq(t_cg_limit(), 100 * MiB);
+
+	/* v1 (hybrid): the memory hierarchy; "no limit" is about 2^63 */
+	t_mkdir("v1");
+	t_mkdir("v1/x");
+	t_put("cgroup", "5:cpu,cpuacct:/\n4:memory:/x\n0::/\n");
+	snprintf(line, sizeof(line),
+		 "31 25 0:27 / %s/v1 rw,nosuid - cgroup cgroup rw,memory\n",
+		 cg_dir);
+	t_put("mountinfo", line);
+	t_put("v1/x/memory.limit_in_bytes", "9223372036854771712\n");
+	ck_assert_uint_eq(t_cg_limit(), UINT64_MAX);
+	t_put("v1/x/memory.limit_in_bytes", "209715200\n");
+	ck_assert_uint_eq(t_cg_limit(), 200 * MiB);
+
+	snprintf(line, sizeof(line), "rm -rf '%s'", cg_dir);
+	ck_assert_int_eq(system(line), 0);
 }
 END_TEST
 
@@ -995,6 +1235,7 @@ static Suite *options_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_options_load_config_good);
 	tcase_add_test(tc, test_options_load_config_cmdline_wins);
+	tcase_add_test(tc, test_options_load_config_limits);
 	tcase_add_test(tc, test_options_load_config_empty_file);
 	tcase_add_test(tc, test_options_load_config_missing_file);
 	tcase_add_loop_test(tc, test_options_load_config_bad, 0,
@@ -1013,6 +1254,15 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_options_finish_defaults);
 	tcase_add_test(tc, test_options_finish_keeps_given);
 	tcase_add_test(tc, test_options_finish_tier_below_extent);
+	tcase_add_test(tc, test_options_finish_memory);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("memory");
+	tcase_add_checked_fixture(tc, opt_setup, opt_teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_options_mem_usable);
+	tcase_add_test(tc, test_options_mem_check);
+	tcase_add_test(tc, test_options_mem_cgroup);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("release");
@@ -1027,11 +1277,5 @@ static Suite *options_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(options_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_ENV);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(options_suite());
 }

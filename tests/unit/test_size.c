@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "size.h"
+#include "tap.h"
 #include "banned.h"
 
 #define KiB (UINT64_C(1) << 10)
@@ -229,11 +230,5 @@ static Suite *size_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(size_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_ENV);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(size_suite());
 }

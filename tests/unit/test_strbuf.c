@@ -17,6 +17,7 @@
 #include <wchar.h>
 
 #include "strbuf.h"
+#include "tap.h"
 #include "banned.h"
 
 /* The invariants that hold after every call, failed or not. */
@@ -416,11 +417,5 @@ static Suite *strbuf_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(strbuf_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_ENV);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(strbuf_suite());
 }

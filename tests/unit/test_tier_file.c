@@ -8,13 +8,15 @@
  * on several threads (one ring each, freed at thread exit), fork(), and
  * errors: injected faults, kernel errors passed through from cqe->res
  * (EFAULT, ENOSPC), and a slab file removed or truncated behind the
- * tier's back.
+ * tier's back; what a killed process leaves (no data) and the sweep of
+ * dead mounts' directories; free space capped by the filesystem and
+ * shared between tiers on one; tier_path_within().
  *
  * Each test gets a fresh directory (checked fixture) inside a per-case
  * directory that the unchecked fixture removes in the parent process, so
  * nothing is left behind even when a test dies.  Tests that need to
  * mount (a read-only or tiny tmpfs) do so in a private mount namespace
- * of the forked test process and are skipped, with a TAP comment, when
+ * of the forked test process and are skipped (tap_skip(): a TAP "# SKIP"), when
  * that is not allowed or CK_FORK=no.
  */
 #include <check.h>
@@ -24,6 +26,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +43,7 @@
 #include "tier.h"
 #include "uring.h"
 #include "faulty_tier.h"
+#include "tap.h"
 #include "banned.h"
 
 #define EXT (256u * 1024) /* one SQE (URING_CHUNK) per full-slot request */
@@ -110,13 +115,6 @@ static void setup_tier(void)
 	ck_assert_ptr_nonnull(t);
 }
 
-/* A TAP comment: Check 0.15 has no "skip" result. */
-static void t_skip(const char *why)
-{
-	printf("# skipped: %s\n", why);
-	fflush(stdout);
-}
-
 static bool t_forking(void)
 {
 	const char *f = getenv("CK_FORK");
@@ -171,13 +169,44 @@ static void t_only_entry(const char *dir, char *out, size_t size)
 	ck_assert_int_eq(n, 1);
 }
 
-/* Path of the tier's slab file in t_dir. */
+/*
+ * Path of the tier's slab.  It has no name (tier_backing_open(): an
+ * unlinked file), so this is /proc/self/fd/N of the one fd whose link
+ * names a file in a private directory of t_dir and ends in "(deleted)".
+ */
 static void t_slab_path(char *out, size_t size)
 {
-	char priv[4096];
+	char prefix[4096], link[8192], fdp[300];
+	char *real = realpath(t_dir, NULL);
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
 
-	t_only_entry(t_dir, priv, sizeof(priv));
-	t_only_entry(priv, out, size);
+	ck_assert_ptr_nonnull(real);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_lt(snprintf(prefix, sizeof(prefix), "%s/tierfs-", real),
+			 (int)sizeof(prefix));
+	free(real);
+	while ((de = readdir(d))) {
+		static const char del[] = " (deleted)";
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%s", de->d_name);
+		len = readlink(fdp, link, sizeof(link) - 1);
+		if (len < (ssize_t)sizeof(del))
+			continue;
+		link[len] = '\0';
+		if (strncmp(link, prefix, strlen(prefix)) ||
+		    strcmp(link + len - (sizeof(del) - 1), del))
+			continue;
+		ck_assert_int_lt(snprintf(out, size, "%s", fdp), (int)size);
+		n++;
+	}
+	closedir(d);
+	ck_assert_msg(n == 1, "%d unlinked slab files open in %s, want 1", n,
+		      t_dir);
 }
 
 /* Byte @i of the pattern with @seed; never 0 so it differs from a hole. */
@@ -305,9 +334,18 @@ START_TEST(test_tier_file_open_makes_private_slab)
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	ck_assert_uint_eq(st.st_uid, geteuid());
 
+	/* the directory holds only the (empty) lock file ... */
 	t_only_entry(priv, slab, sizeof(slab));
+	ck_assert_str_eq(strrchr(slab, '/'), "/lock");
 	ck_assert_int_eq(lstat(slab, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(st.st_size, 0);
+	/* ... and the slab has no name: the kernel frees it with us */
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(stat(slab, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_uint_eq(st.st_nlink, 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	ck_assert_uint_eq(st.st_uid, geteuid());
 	ck_assert_int_eq(st.st_size, (off_t)NSLOTS * EXT);
@@ -332,6 +370,9 @@ START_TEST(test_tier_file_open_modes_ignore_umask)
 	ck_assert_int_eq(stat(priv, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	t_only_entry(priv, slab, sizeof(slab));
+	ck_assert_int_eq(stat(slab, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	t_slab_path(slab, sizeof(slab));
 	ck_assert_int_eq(stat(slab, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	(void)umask(022);
@@ -472,7 +513,7 @@ START_TEST(test_tier_file_open_unwritable)
 	}
 	if (!t_private_mounts() ||
 	    mount("tmpfs", sub, "tmpfs", MS_RDONLY, "size=1m") < 0) {
-		t_skip("no read-only tmpfs for root (needs a private "
+		tap_skip("no read-only tmpfs for root (needs a private "
 		       "mount namespace and CK_FORK not 'no')");
 		return;
 	}
@@ -518,7 +559,7 @@ START_TEST(test_tier_file_open_free_space_on_tmpfs)
 
 	if (!t_private_mounts() ||
 	    mount("tmpfs", t_dir, "tmpfs", 0, "size=8m,mode=0755") < 0) {
-		t_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
+		tap_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
 		       "private mount namespace and CK_FORK not 'no')");
 		return;
 	}
@@ -718,6 +759,54 @@ START_TEST(test_tier_file_freed_slot_reads_zeros_and_frees_space)
 	t_alloc_all(t, slots);
 	for (uint32_t i = 0; i < NSLOTS; i++)
 		t_assert_slot_zero(t, slots[i]);
+}
+END_TEST
+
+/*
+ * tier_slot_free_run(): a run of slots freed in one call reads as zeros
+ * when handed out again (checksums reset with the data), its blocks are
+ * given back by one punch, the slots around it keep their data, and
+ * allocation hands the run back lowest slot first.
+ */
+START_TEST(test_tier_file_free_run)
+{
+	uint32_t slots[NSLOTS], s;
+	char slab[4096];
+	struct stat st;
+	blkcnt_t before;
+
+	t_alloc_all(t, slots);
+	for (uint32_t i = 0; i < NSLOTS; i++) {
+		ck_assert_uint_eq(slots[i], i);
+		t_write_slot(t, i, i + 1);
+	}
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(stat(slab, &st), 0);
+	before = st.st_blocks;
+
+	tier_slot_free_run(t, 3, 9);
+	ck_assert_uint_eq(tier_used_slots(t), NSLOTS - 9);
+	ck_assert_uint_eq(tier_free_slots(t), 9);
+	ck_assert_int_eq(stat(slab, &st), 0);
+	ck_assert_int_le(st.st_blocks * 512,
+			 before * 512 - 9 * (blkcnt_t)EXT + (blkcnt_t)EXT);
+	ck_assert_uint_eq(t->stats.io_errors, 0);
+	for (uint32_t i = 0; i < 3; i++)
+		t_assert_slot_pattern(t, i, i + 1);
+	for (uint32_t i = 12; i < NSLOTS; i++)
+		t_assert_slot_pattern(t, i, i + 1);
+	for (uint32_t i = 3; i < 12; i++) {
+		ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+		ck_assert_uint_eq(s, i);
+		t_assert_slot_zero(t, s);
+	}
+	ck_assert_int_eq(tier_slot_alloc(t, &s), -ENOSPC);
+	/* a run of one is tier_slot_free() */
+	tier_slot_free_run(t, 7, 1);
+	ck_assert_uint_eq(tier_used_slots(t), NSLOTS - 1);
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	ck_assert_uint_eq(s, 7);
+	t_assert_slot_zero(t, s);
 }
 END_TEST
 
@@ -1143,7 +1232,7 @@ START_TEST(test_tier_file_filesystem_full_gives_enospc)
 	t = tier_free(t); /* the fixture's; this test makes its own */
 	if (!t_private_mounts() ||
 	    mount("tmpfs", t_dir, "tmpfs", 0, "size=4m,mode=0755") < 0) {
-		t_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
+		tap_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
 		       "private mount namespace and CK_FORK not 'no')");
 		free(buf);
 		return;
@@ -1178,20 +1267,21 @@ START_TEST(test_tier_file_filesystem_full_gives_enospc)
 END_TEST
 
 /*
- * Observed: removing the slab file behind the tier's back changes
- * nothing until tier_free() -- the open fd keeps the inode and its data
- * -- and tier_free() copes with the file (or directory) being gone.
+ * Observed: removing the private directory behind the tier's back (the
+ * slab has no name to remove) changes nothing until tier_free() -- the
+ * open fd keeps the data -- and tier_free() copes with it being gone.
  */
 START_TEST(test_tier_file_slab_unlinked_behind_back)
 {
-	char slab[4096];
+	char priv[4096];
 	uint32_t a, b;
 
 	ck_assert_int_eq(tier_slot_alloc(t, &a), 0);
 	ck_assert_int_eq(tier_slot_alloc(t, &b), 0);
 	t_write_slot(t, a, 1);
-	t_slab_path(slab, sizeof(slab));
-	ck_assert_int_eq(unlink(slab), 0);
+	t_only_entry(t_dir, priv, sizeof(priv));
+	t_rm_rf(priv);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
 	t_assert_slot_pattern(t, a, 1);
 	t_write_slot(t, b, 2);
 	t_assert_slot_pattern(t, b, 2);
@@ -1210,7 +1300,8 @@ END_TEST
  * than inventing zeros for lost data.  A write past it succeeds and
  * extends the file again; a slot below the re-extended end is then a
  * hole where data used to be, which the back end would read as zeros --
- * tier.c's checksums turn that into -EIO too.  Nothing crashes.
+ * tier.c's checksums turn that into -EBADMSG (the caller's EIO and
+ * "checksum mismatch" log line).  Nothing crashes.
  */
 START_TEST(test_tier_file_slab_truncated_behind_back)
 {
@@ -1242,7 +1333,7 @@ START_TEST(test_tier_file_slab_truncated_behind_back)
 	ck_assert_int_eq(t->ops->read(t, 2, 0, buf, EXT), EXT);
 	ck_assert_int_eq(t_check(buf, 100, 0, 3), -1);
 	ck_assert_int_eq(t_nonzero(buf + 100, EXT - 100), -1);
-	ck_assert_int_eq(tier_read(t, 2, 0, buf, EXT), -EIO);
+	ck_assert_int_eq(tier_read(t, 2, 0, buf, EXT), -EBADMSG);
 
 	/* and a truncation to zero: every read fails, no crash */
 	ck_assert_int_eq(truncate(slab, 0), 0);
@@ -1251,6 +1342,263 @@ START_TEST(test_tier_file_slab_truncated_behind_back)
 	t = tier_free(t);
 	ck_assert_int_eq(t_count_entries(t_dir), 0);
 	free(buf);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------ */
+/* crash leftovers, shared free space, tier paths (issue 11) */
+
+/* Make @dir/@name (a directory) holding @file with @len bytes of data. */
+static void t_make_leftover(const char *name, const char *file, size_t len)
+{
+	char path[4096];
+	unsigned char *buf = t_xmalloc(len ? len : 1);
+	int fd;
+
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s", t_dir, name),
+			 (int)sizeof(path));
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s/%s", t_dir, name,
+				  file),
+			 (int)sizeof(path));
+	fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 7, len ? len : 1);
+	if (len)
+		ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	free(buf);
+}
+
+/*
+ * A daemon killed with SIGKILL leaves no data: its slab had no name, so
+ * the kernel freed it; only its private directory with the empty lock
+ * file stays, and the next tier opened in that path removes it, and an
+ * older tierfs's named slab too -- but not a live tier's directory (its
+ * lock is held) nor a directory with anything else in it.
+ */
+START_TEST(test_tier_file_killed_leaves_no_data)
+{
+	char priv[4096], path[4096];
+	int pfd[2], status, live_fd;
+	struct stat st;
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		unsigned char *buf = malloc(EXT);
+		struct tier *ct = NULL;
+		uint32_t s;
+
+		close(pfd[0]);
+		if (!buf || tier_create("dead", TIER_FILE, t_dir,
+					(uint64_t)NSLOTS * EXT, EXT, &ct) < 0)
+			_exit(1);
+		memset(buf, 0x5a, EXT);
+		for (uint32_t i = 0; i < NSLOTS; i++)
+			if (tier_slot_alloc(ct, &s) < 0 ||
+			    tier_write(ct, s, 0, buf, EXT) != EXT)
+				_exit(1);
+		if (write(pfd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status));
+
+	/* what the crash left: a directory with an empty lock file */
+	t_only_entry(t_dir, priv, sizeof(priv));
+	t_only_entry(priv, path, sizeof(path));
+	ck_assert_str_eq(strrchr(path, '/'), "/lock");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	ck_assert_int_eq(st.st_blocks, 0);
+
+	/* an older tierfs's leftover, a live tier's, and a stranger's */
+	t_make_leftover("tierfs-old-ABCDEF", "slab", 1u << 20);
+	t_make_leftover("tierfs-live-ABCDEF", "lock", 0);
+	t_make_leftover("tierfs-mine-ABCDEF", "notes", 10);
+	ck_assert_int_lt(snprintf(path, sizeof(path),
+				  "%s/tierfs-live-ABCDEF/lock", t_dir),
+			 (int)sizeof(path));
+	live_fd = open(path, O_RDWR);
+	ck_assert_int_ge(live_fd, 0);
+	ck_assert_int_eq(flock(live_fd, LOCK_EX | LOCK_NB), 0);
+
+	ck_assert_int_eq(tier_create("new", TIER_FILE, t_dir,
+				     (uint64_t)NSLOTS * EXT, EXT, &t),
+			 0);
+	ck_assert_uint_eq(t->swept_dirs, 2);
+	ck_assert_uint_ge(t->swept_bytes, 1u << 20);
+	ck_assert_int_eq(access(priv, F_OK), -1);
+	/* the new tier's, the live one and the stranger's */
+	ck_assert_int_eq(t_count_entries(t_dir), 3);
+	close(live_fd);
+	t = tier_free(t);
+	ck_assert_int_eq(t_count_entries(t_dir), 2);
+}
+END_TEST
+
+/*
+ * A file tier's free slots are capped by what the filesystem under it
+ * has free (statvfs, cached for TIER_STATVFS_MS); once a reserve finds
+ * the medium full the tier is full -- no more reserve attempts, no more
+ * io_errors -- until space comes back.
+ */
+START_TEST(test_tier_file_free_capped_by_statvfs)
+{
+	unsigned char *buf = t_xmalloc(EXT);
+	char filler[4096];
+	uint32_t s;
+	ssize_t w;
+	int fd;
+
+	t = tier_free(t);
+	if (!t_private_mounts() ||
+	    mount("tmpfs", t_dir, "tmpfs", 0, "size=4m,mode=0755") < 0) {
+		tap_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
+			 "private mount namespace and CK_FORK not 'no')");
+		free(buf);
+		return;
+	}
+	ck_assert_int_eq(
+		tier_create("cap", TIER_FILE, t_dir, 8 * EXT, EXT, &t), 0);
+	ck_assert(t->dev_shared);
+	ck_assert_uint_eq(tier_free_slots(t), 8);
+	ck_assert_uint_eq(tier_free_bytes(&t, 1, 1), 8 * EXT);
+
+	/* someone else leaves 2 extents free */
+	ck_assert_int_lt(snprintf(filler, sizeof(filler), "%s/filler", t_dir),
+			 (int)sizeof(filler));
+	fd = open(filler, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 1, EXT);
+	for (int i = 0; i < 14; i++)
+		ck_assert_int_eq(write(fd, buf, EXT), EXT);
+	usleep((TIER_STATVFS_MS + 100) * 1000);
+	ck_assert_uint_eq(tier_free_slots(t), 2);
+	ck_assert_uint_eq(tier_free_bytes(&t, 1, 1), 2 * EXT);
+
+	/* and then takes the rest */
+	do {
+		w = write(fd, buf, 4096);
+	} while (w > 0);
+	close(fd);
+	ck_assert_int_eq(tier_slot_alloc(t, &s), -ENOSPC);
+	ck_assert(tier_medium_full(t));
+	ck_assert_uint_eq(t->stats.io_errors, 1);
+	ck_assert_uint_eq(tier_free_slots(t), 0);
+	ck_assert_uint_eq(tier_free_bytes(&t, 1, 1), 0);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(tier_slot_alloc(t, &s), -ENOSPC);
+	ck_assert_uint_eq(t->stats.io_errors, 1); /* no more attempts */
+
+	/* space comes back: the next allocation sees it at once */
+	ck_assert_int_eq(unlink(filler), 0);
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	ck_assert(!tier_medium_full(t));
+	ck_assert_uint_eq(tier_free_slots(t), 7);
+	t_write_slot(t, s, 3);
+	t_assert_slot_pattern(t, s, 3);
+	t = tier_free(t);
+	(void)umount(t_dir);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Two file tiers on one filesystem share its free space: each alone
+ * fits, together they do not, which tier_check_shared_space() says in
+ * one line; tier_free_bytes() counts the free space once.
+ */
+START_TEST(test_tier_file_shared_filesystem)
+{
+	struct tier *two[2] = { NULL, NULL };
+	char why[512] = "";
+
+	t = tier_free(t);
+	if (!t_private_mounts() ||
+	    mount("tmpfs", t_dir, "tmpfs", 0, "size=4m,mode=0755") < 0) {
+		tap_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
+			 "private mount namespace and CK_FORK not 'no')");
+		return;
+	}
+	ck_assert_int_eq(tier_create("a", TIER_FILE, t_dir, 3u << 20, EXT,
+				     &two[0]),
+			 0);
+	ck_assert_int_eq(tier_create("b", TIER_FILE, t_dir, 3u << 20, EXT,
+				     &two[1]),
+			 0);
+	ck_assert_int_eq(tier_check_shared_space(two, 2, why, sizeof(why)),
+			 -ENOSPC);
+	ck_assert_msg(strstr(why, "'a', 'b'") && strstr(why, "6.0M") &&
+			      strstr(why, "4.0M"),
+		      "message: '%s'", why);
+	ck_assert_uint_eq(tier_free_slots(two[0]), 12);
+	ck_assert_uint_eq(tier_free_slots(two[1]), 12);
+	ck_assert_uint_eq(tier_free_bytes(two, 2, 3), 4u << 20);
+	ck_assert_uint_eq(tier_free_bytes(two, 2, 2), 3u << 20);
+	two[1] = tier_free(two[1]);
+	ck_assert_int_eq(tier_create("b", TIER_FILE, t_dir, 1u << 20, EXT,
+				     &two[1]),
+			 0);
+	ck_assert_int_eq(tier_check_shared_space(two, 2, why, sizeof(why)), 0);
+	two[0] = tier_free(two[0]);
+	two[1] = tier_free(two[1]);
+	(void)umount(t_dir);
+}
+END_TEST
+
+/* @out = t_dir + @suffix */
+static void t_sub(char *out, size_t size, const char *suffix)
+{
+	ck_assert_int_lt(snprintf(out, size, "%s%s", t_dir, suffix),
+			 (int)size);
+}
+
+/* tier_path_within(): at or under a directory, by inode. */
+START_TEST(test_tier_path_within)
+{
+	char m[4096], p[4096];
+
+	ck_assert_int_lt(snprintf(m, sizeof(m), "%s/m", t_dir), (int)sizeof(m));
+	ck_assert_int_eq(mkdir(m, 0755), 0);
+	t_sub(p, sizeof(p), "/m/sub");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	t_sub(p, sizeof(p), "/other");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	t_sub(p, sizeof(p), "/ln");
+	ck_assert_int_eq(symlink("m/sub", p), 0);
+
+	ck_assert(tier_path_within(m, m));
+	t_sub(p, sizeof(p), "/m/");
+	ck_assert(tier_path_within(p, m));
+	t_sub(p, sizeof(p), "/m/sub");
+	ck_assert(tier_path_within(p, m));
+	t_sub(p, sizeof(p), "/m/missing/deeper");
+	ck_assert(tier_path_within(p, m));
+	t_sub(p, sizeof(p), "/ln"); /* a symlink into it */
+	ck_assert(tier_path_within(p, m));
+	t_sub(p, sizeof(p), "/m/../other");
+	ck_assert(!tier_path_within(p, m));
+	t_sub(p, sizeof(p), "/other");
+	ck_assert(!tier_path_within(p, m));
+	t_sub(p, sizeof(p), "/mx");
+	ck_assert(!tier_path_within(p, m));
+	ck_assert(!tier_path_within(t_dir, m));
+	ck_assert(!tier_path_within("/", m));
+	ck_assert(tier_path_within(m, "/"));
+	t_sub(p, sizeof(p), "/nonexistent");
+	ck_assert(!tier_path_within(m, p));
 }
 END_TEST
 
@@ -1276,6 +1624,8 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_open_larger_than_free_space);
 	tcase_add_test(tc, test_tier_file_open_free_space_on_tmpfs);
 	tcase_add_test(tc, test_tier_file_free_after_backing_dir_removed);
+	tcase_add_test(tc, test_tier_file_killed_leaves_no_data);
+	tcase_add_test(tc, test_tier_path_within);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("data");
@@ -1289,6 +1639,7 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc,
 		       test_tier_file_freed_slot_reads_zeros_and_frees_space);
 	tcase_add_test(tc, test_tier_file_alloc_until_enospc);
+	tcase_add_test(tc, test_tier_file_free_run);
 	tcase_add_test(tc, test_tier_file_zero_range);
 	tcase_add_test(tc, test_tier_file_sync_fallback);
 	tcase_add_test(tc, test_tier_file_sync);
@@ -1321,6 +1672,8 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_filesystem_full_gives_enospc);
 	tcase_add_test(tc, test_tier_file_slab_unlinked_behind_back);
 	tcase_add_test(tc, test_tier_file_slab_truncated_behind_back);
+	tcase_add_test(tc, test_tier_file_free_capped_by_statvfs);
+	tcase_add_test(tc, test_tier_file_shared_filesystem);
 	suite_add_tcase(s, tc);
 
 	return s;
@@ -1328,11 +1681,5 @@ static Suite *tier_file_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tier_file_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_ENV);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(tier_file_suite());
 }

@@ -18,7 +18,7 @@
  * Each test gets a fresh directory (checked fixture) inside a per-case
  * directory that the unchecked fixture removes in the parent process.
  * Tests that mount a tmpfs do so in a private mount namespace of the
- * forked test process and are skipped, with a TAP comment, when that is
+ * forked test process and are skipped (tap_skip(): a TAP "# SKIP"), when that is
  * not allowed or CK_FORK=no.
  */
 #include <check.h>
@@ -43,6 +43,7 @@
 
 #include "tier.h"
 #include "faulty_tier.h"
+#include "tap.h"
 #include "banned.h"
 
 #define EXT (256u * 1024)
@@ -114,13 +115,6 @@ static void setup_tier(void)
 	ck_assert_ptr_nonnull(t);
 }
 
-/* A TAP comment: Check 0.15 has no "skip" result. */
-static void t_skip(const char *why)
-{
-	printf("# skipped: %s\n", why);
-	fflush(stdout);
-}
-
 static bool t_forking(void)
 {
 	const char *f = getenv("CK_FORK");
@@ -170,12 +164,44 @@ static void t_only_entry(const char *dir, char *out, size_t size)
 	ck_assert_int_eq(n, 1);
 }
 
+/*
+ * Path of the tier's slab.  It has no name (tier_backing_open(): an
+ * unlinked file), so this is /proc/self/fd/N of the one fd whose link
+ * names a file in a private directory of t_dir and ends in "(deleted)".
+ */
 static void t_slab_path(char *out, size_t size)
 {
-	char priv[4096];
+	char prefix[4096], link[8192], fdp[300];
+	char *real = realpath(t_dir, NULL);
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
 
-	t_only_entry(t_dir, priv, sizeof(priv));
-	t_only_entry(priv, out, size);
+	ck_assert_ptr_nonnull(real);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_lt(snprintf(prefix, sizeof(prefix), "%s/tierfs-", real),
+			 (int)sizeof(prefix));
+	free(real);
+	while ((de = readdir(d))) {
+		static const char del[] = " (deleted)";
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%s", de->d_name);
+		len = readlink(fdp, link, sizeof(link) - 1);
+		if (len < (ssize_t)sizeof(del))
+			continue;
+		link[len] = '\0';
+		if (strncmp(link, prefix, strlen(prefix)) ||
+		    strcmp(link + len - (sizeof(del) - 1), del))
+			continue;
+		ck_assert_int_lt(snprintf(out, size, "%s", fdp), (int)size);
+		n++;
+	}
+	closedir(d);
+	ck_assert_msg(n == 1, "%d unlinked slab files open in %s, want 1", n,
+		      t_dir);
 }
 
 static unsigned char t_pat(uint64_t i, unsigned seed)
@@ -298,9 +324,16 @@ START_TEST(test_tier_pmem_open_makes_private_slab)
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	ck_assert_uint_eq(st.st_uid, geteuid());
 
+	/* the directory holds only the (empty) lock file ... */
 	t_only_entry(priv, slab, sizeof(slab));
+	ck_assert_str_eq(strrchr(slab, '/'), "/lock");
 	ck_assert_int_eq(lstat(slab, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	/* ... and the slab has no name: the kernel frees it with us */
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(stat(slab, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_uint_eq(st.st_nlink, 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	ck_assert_int_eq(st.st_size, (off_t)NSLOTS * EXT);
 	/* reserved at open (ext4, xfs, tmpfs all have fallocate) */
@@ -322,6 +355,9 @@ START_TEST(test_tier_pmem_open_modes_ignore_umask)
 	ck_assert_int_eq(stat(priv, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	t_only_entry(priv, slab, sizeof(slab));
+	ck_assert_int_eq(stat(slab, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	t_slab_path(slab, sizeof(slab));
 	ck_assert_int_eq(stat(slab, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	(void)umask(022);
@@ -392,7 +428,7 @@ START_TEST(test_tier_pmem_open_unwritable)
 	}
 	if (!t_private_mounts() ||
 	    mount("tmpfs", sub, "tmpfs", MS_RDONLY, "size=1m") < 0) {
-		t_skip("no read-only tmpfs for root (needs a private "
+		tap_skip("no read-only tmpfs for root (needs a private "
 		       "mount namespace and CK_FORK not 'no')");
 		return;
 	}
@@ -434,7 +470,7 @@ START_TEST(test_tier_pmem_reserved_space_survives_full_fs)
 
 	if (!t_private_mounts() ||
 	    mount("tmpfs", t_dir, "tmpfs", 0, "size=4m,mode=0755") < 0) {
-		t_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
+		tap_skip("cannot mount a tmpfs (needs CAP_SYS_ADMIN in a "
 		       "private mount namespace and CK_FORK not 'no')");
 		free(buf);
 		return;
@@ -707,7 +743,7 @@ START_TEST(test_tier_pmem_forced_pmem_path)
 
 	ck_assert_int_eq(setenv("PMEM_IS_PMEM_FORCE", "1", 1), 0);
 	if (pmem_is_pmem(probe, sizeof(probe)) != 1) {
-		t_skip("libpmem looked at PMEM_IS_PMEM_FORCE already "
+		tap_skip("libpmem looked at PMEM_IS_PMEM_FORCE already "
 		       "(CK_FORK=no?)");
 		return;
 	}
@@ -868,17 +904,21 @@ START_TEST(test_tier_pmem_fault_failed_write_keeps_data)
 }
 END_TEST
 
-/* Observed: unlinking the slab changes nothing until tier_free(). */
+/*
+ * Observed: removing the private directory (the slab has no name to
+ * remove) changes nothing until tier_free().
+ */
 START_TEST(test_tier_pmem_slab_unlinked_behind_back)
 {
-	char slab[4096];
+	char priv[4096];
 	uint32_t a, b;
 
 	ck_assert_int_eq(tier_slot_alloc(t, &a), 0);
 	ck_assert_int_eq(tier_slot_alloc(t, &b), 0);
 	t_write_slot(t, a, 1);
-	t_slab_path(slab, sizeof(slab));
-	ck_assert_int_eq(unlink(slab), 0);
+	t_only_entry(t_dir, priv, sizeof(priv));
+	t_rm_rf(priv);
+	ck_assert_int_eq(t_count_entries(t_dir), 0);
 	t_assert_slot_pattern(t, a, 1);
 	t_write_slot(t, b, 2);
 	t_assert_slot_pattern(t, b, 2);
@@ -1056,11 +1096,5 @@ static Suite *tier_pmem_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tier_pmem_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_ENV);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(tier_pmem_suite());
 }

@@ -15,6 +15,7 @@
 
 #include "tier.h"
 #include "faulty_tier.h"
+#include "tap.h"
 #include "banned.h"
 
 #define EXT (256u * 1024) /* > tier_zero()'s 64 KiB chunk */
@@ -1095,11 +1096,5 @@ static Suite *tier_ram_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tier_ram_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_ENV);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tap_run(tier_ram_suite());
 }

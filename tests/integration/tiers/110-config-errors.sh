@@ -21,7 +21,8 @@
 # A good INI config mounts with its tiers and global settings (stats),
 # the command line wins over it, and it mounts the fstab way: through
 # mount.fuse3 and through `mount -t fuse.tierfs CONFIG MNT`.
-# Backing data is private (0700 directory, 0600 slab, whatever the umask)
+# Backing data is private (0700 directory, 0600 lock file and unlinked
+# slab, whatever the umask)
 # and removed at unmount, also for a relative tier path in background
 # mode; a foreground daemon on a relative mount point unmounts on SIGTERM.
 . "$(dirname "$0")/../lib.sh"
@@ -275,8 +276,10 @@ pat_v -d -s 5 "$MNT/f" 0 6M
 for d in "$D" "$T/d2"; do
 	bd=$(tier_dirs "$d")
 	t_eq "$(stat -c '%a %u' "$bd")" "700 0" "mode of $bd"
-	t_eq "$(stat -c '%a %u' "$bd/slab")" "600 0" "mode of $bd/slab"
-	t_eq "$(ls -A "$bd")" slab "contents of $bd"
+	t_eq "$(stat -c '%a %u' "$bd/lock")" "600 0" "mode of $bd/lock"
+	# the slab has no name (an unlinked file): only the lock is there
+	t_eq "$(ls -A "$bd")" lock "contents of $bd"
+	t_eq "$(stat -L -c '%a %u %h' "$(slab_of "$d")")" "600 0 0" "mode and links of the slab in $d"
 done
 t_unmount
 t_eq "$(tier_dirs "$D")$(tier_dirs "$T/d2")" "" "backing data left after unmount"
@@ -302,7 +305,7 @@ t_unmount
 mountpoint -q "$MNT" || t_fail "background mount did not appear"
 pat_w -s 6 "$MNT/g" 0 3M
 bd=$(tier_dirs "$D")
-t_eq "$(stat -c '%a' "$bd") $(stat -c '%a' "$bd/slab")" "700 600" "modes with umask 000"
+t_eq "$(stat -c '%a' "$bd") $(stat -c '%a' "$bd/lock")" "700 600" "modes with umask 000"
 fusermount3 -u "$MNT" || t_fail "unmount of the background mount"
 t_wait_until 5 eval '[ -z "$(tier_dirs "$D")" ]' ||
 	t_soft_fail "relative tier path: backing data left after unmount: $(tier_dirs "$D") (daemon log: $(cat "$T_LOG"))"

@@ -15,11 +15,13 @@
 #    takes data again;
 #  - a pmem tier on such a device reserved its space at mount: filling
 #    the device behind its back changes nothing;
-#  - the tier's private directory with its slab file removed (rm -r)
-#    behind tierfs's back: the daemon's open fd
-#    (file tier) or mapping (pmem tier) keeps the data, so reads still
-#    return it -- that is the documented behaviour (tiers/tier_file.c);
-#  - the slab file truncated to 0 behind tierfs's back: reads of the lost
+#  - the tier's private directory removed (rm -r) behind tierfs's back
+#    (the slab itself has no name: it is an unlinked file): the daemon's
+#    open fd (file tier) or mapping (pmem tier) keeps the data, so reads
+#    still return it -- that is the documented behaviour
+#    (tiers/tier_file.c);
+#  - the slab file truncated to 0 behind tierfs's back (through the
+#    daemon's /proc/PID/fd, slab_of in tlib.sh): reads of the lost
 #    data fail with EIO, never zeros; new data still goes somewhere;
 #  - one flipped byte in the slab of a file tier and of a pmem tier:
 #    after dropping the page cache a read gives EIO, not wrong data;
@@ -56,6 +58,9 @@ out=$("$P" -s 2 w "$MNT/new" 0 4M)
 t_eq "$out" "OK $((4 * M))" "write while the fast tier's device is full"
 t_eq "$(layout "$MNT/new")" "fast=0 disk=$((4 * M))" "layout of data written while the device is full"
 t_eq "$(tstat fast used)" $((3 * M)) "fast tier used after failed placements"
+# (at whichever offset the kernel's writeback sent first)
+grep -qE "the filesystem under tier 'fast' \($T/small\) is full below the tier's configured size: placement of inode $(stat -c %i "$MNT/new") at offset [0-9]+ goes to the next tier" "$T_LOG" ||
+	t_fail "no log line for the full filesystem under tier fast: $(cat "$T_LOG")"
 echo "fast tier on a full device: $(stats | grep '^tier fast')"
 alive "device full"
 pat_v -d -s 1 "$MNT/pre" 0 2M
@@ -136,7 +141,9 @@ for kind in file pmem; do
 	pat_w -s 12 "$MNT/victim" 0 3M
 	t_eq "$(layout "$MNT/victim")" "ram=0 slow=$((3 * M))" "layout of the victim"
 	slab=$(slab_of "$T/disk")
-	rm -r "$(dirname "$slab")" || t_fail "rm -r $(dirname "$slab")"
+	bd=$(tier_dirs "$T/disk")
+	[ -n "$bd" ] || t_fail "no private directory in $T/disk"
+	rm -r "$bd" || t_fail "rm -r $bd"
 	drop_caches
 	# documented: the open fd / mapping keeps the data
 	pat_v -d -s 12 "$MNT/victim" 0 3M
@@ -195,6 +202,10 @@ for kind in file pmem; do
 	fi
 	after=$(tstat slow csum_errors)
 	[ "$after" -gt "$before" ] || t_fail "csum_errors did not grow ($before -> $after)"
+	# one log line that says what happened, to which file, where
+	ino=$(stat -c %i "$MNT/bad")
+	grep -q "checksum mismatch on tier 'slow': read of inode $ino at offset 0 " "$T_LOG" ||
+		t_fail "no checksum line naming inode $ino, offset 0 in the log: $(cat "$T_LOG")"
 	t_eq "$(t_xattr "$MNT/bad" user.tierfs.verify)" "extents=1 checked=1 errors=1" "verify after corruption"
 	pat_v -d -s 22 "$MNT/good" 0 100K
 	t_eq "$(t_xattr "$MNT/good" user.tierfs.verify)" "extents=1 checked=1 errors=0" "verify of the good file"

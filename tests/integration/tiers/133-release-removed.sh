@@ -39,8 +39,11 @@ wait_for 10 'no demotion of b: disk used $(tstat disk used)' \
 exec 7<"$MNT/b"
 rm "$MNT/b" || t_fail rm
 sleep 2
-[ $(($(tstat ram used) + $(tstat disk used))) -eq $((8 * M)) ] ||
-	t_fail "an open removed file lost space: ram $(tstat ram used) disk $(tstat disk used)"
+# ram and disk are read one after the other, and a move may be under way
+# between the reads (its copy holds a slot on both tiers for a moment):
+# the sum must come back to 8M; the data itself is checked next
+held_8m() { [ $(($(tstat ram used) + $(tstat disk used))) -eq $((8 * M)) ]; }
+wait_for 10 'an open removed file lost space: ram $(tstat ram used) disk $(tstat disk used)' held_8m
 t_check "$PROGS/pattern" -s 2 v /dev/fd/7 0 8M >/dev/null
 exec 7<&-
 t_wait_until 5 empty || t_fail "space of b held after its last close"

@@ -33,7 +33,8 @@
 #                           the test at the end
 #   t_done                  t_pass, or t_fail if t_soft_fail was called
 #   tier_dirs DIR           the private directories tierfs made in DIR
-#   slab_of DIR             the slab file of the tier whose path is DIR
+#   slab_of DIR             the slab file of the tier whose path is DIR: a
+#                           /proc/PID/fd/N path of the daemon (it is unlinked)
 # Variables: M (1 MiB), K (1 KiB), P (pattern), SC (sc).
 
 t_need_progs
@@ -136,9 +137,23 @@ tier_dirs() {
 	find "$1" -mindepth 1 -maxdepth 1 -name 'tierfs-*' 2>/dev/null
 }
 
+# The slab has no name (tiers/tier.c tier_backing_open(): an unlinked
+# file, so that a killed daemon leaves no data): reach it through the
+# daemon's fd, /proc/$T_PID/fd/N, whose link reads
+# "DIR/tierfs-NAME-XXXXXX/#INO (deleted)" (or ".../slab (deleted)" where
+# the filesystem has no O_TMPFILE).  Reads, writes and truncate through
+# that path reach the file itself.
 slab_of() {
-	local d
-	d=$(tier_dirs "$1")
-	[ -n "$d" ] && [ -f "$d/slab" ] || t_fail "no slab file under $1"
-	echo "$d/slab"
+	local real fd link found=
+	real=$(realpath "$1") || t_fail "slab_of: no directory $1"
+	for fd in /proc/"$T_PID"/fd/*; do
+		link=$(readlink "$fd") || continue
+		case $link in
+		"$real"/tierfs-*" (deleted)")
+			[ -z "$found" ] || t_fail "more than one slab of a tier in $1 open in the daemon"
+			found=$fd ;;
+		esac
+	done
+	[ -n "$found" ] || t_fail "no slab of a tier in $1 open in the daemon (pid $T_PID)"
+	echo "$found"
 }

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ctl_action.c -- the control channel's actions (ctl.h, ctl_proto.h):
+ * user.tierfs.ctl.migrate moves a file's extents to a tier now, and
+ * user.tierfs.ctl.drain empties a tier (through the migrator, or in the
+ * request with --no-migrate).
+ *
+ * Every move goes through the migrator's bandwidth limiter and the
+ * copy/switch protocol of data_move.c, so a racing writer is never lost:
+ * a move that finds the extent changed tries again (MIGRATE_RETRIES).
+ * Values are untrusted bytes: anything malformed is -EINVAL before any
+ * change.  Locks: none held on entry; the inode is pinned by the caller's
+ * request.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+#include "inode.h"
+#include "data.h"
+#include "ctl.h"
+#include "migrate.h"
+#include "tier.h"
+#include "banned.h"
+
+#define CTL_VALUE_MAX 256 /* longest action value we accept */
+#define MIGRATE_RETRIES 16 /* per extent, when writers keep racing */
+
+/* Copy an untrusted value into a C string; -EINVAL if it cannot be one. */
+static int ctl_string(const char *value, size_t len, char *buf, size_t size)
+{
+	if (len && (value[len - 1] == '\n' || value[len - 1] == '\0'))
+		len--;
+	if (len >= size)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f)
+			return -EINVAL;
+	memcpy(buf, value, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+static int tier_by_name(struct tierfs *fs, const char *name)
+{
+	for (unsigned i = 0; i < fs->ntiers; i++)
+		if (!strcmp(fs->tiers[i]->name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Move extent @idx of @inode to @dst, retrying while writers race. */
+static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
+		    unsigned dst)
+{
+	for (int tries = 0; tries < MIGRATE_RETRIES; tries++) {
+		struct extent *e;
+		unsigned src;
+		uint32_t slot;
+		int r;
+
+		pthread_rwlock_rdlock(&inode->i_dlock);
+		e = extent_map_lookup(&inode->i_map, idx);
+		if (!e || e->tier == dst) {
+			pthread_rwlock_unlock(&inode->i_dlock);
+			return 0; /* gone or already there */
+		}
+		src = e->tier;
+		slot = e->slot;
+		pthread_rwlock_unlock(&inode->i_dlock);
+		/* the mount's bandwidth limit covers this move too */
+		migrate_throttle(fs, fs->extent_size);
+		r = data_migrate_extent(fs, inode, idx, src, slot, dst);
+		if (r != -EAGAIN) {
+			if (r == 0) {
+				struct tier_stats *s = dst < src
+					? &fs->tiers[dst]->stats
+					: &fs->tiers[src]->stats;
+
+				__atomic_add_fetch(dst < src ? &s->promotions : &s->demotions,
+						   1, __ATOMIC_RELAXED);
+				__atomic_add_fetch(dst < src ? &s->promote_bytes : &s->demote_bytes,
+						   fs->extent_size, __ATOMIC_RELAXED);
+			}
+			return r;
+		}
+	}
+	return -EBUSY;
+}
+
+int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode, const char *value,
+		size_t len)
+{
+	char buf[CTL_VALUE_MAX], name[TIER_NAME_MAX + 2];
+	unsigned long long start = 0, length = UINT64_MAX;
+	uint64_t first, last, idx;
+	int dst, n, used = 0;
+
+	if (inode->i_type != S_IFREG)
+		return -EINVAL;
+	if (ctl_string(value, len, buf, sizeof(buf)) < 0)
+		return -EINVAL;
+	n = sscanf(buf, "%33s %llu %llu%n", name, &start, &length, &used);
+	if (n == 1) {
+		if (strlen(name) != strlen(buf))
+			return -EINVAL;
+	} else if (n != 3 || (size_t)used != strlen(buf) || length == 0) {
+		return -EINVAL;
+	} else {
+		/* %llu takes a sign ("-1" would be 2^64-1): digits only */
+		const char *p = buf + strlen(name);
+
+		for (; *p; p++)
+			if (*p != ' ' && (*p < '0' || *p > '9'))
+				return -EINVAL;
+	}
+	dst = tier_by_name(fs, name);
+	if (dst < 0)
+		return -EINVAL;
+	if (__atomic_load_n(&fs->draining, __ATOMIC_RELAXED) & (1u << dst))
+		return -ENOSPC;
+	first = start >> fs->extent_shift;
+	last = length == UINT64_MAX || start + length < start
+		       ? EXTENT_MAP_MAX_INDEX
+		       : (start + length - 1) >> fs->extent_shift;
+
+	for (idx = first; idx <= last; idx++) {
+		const struct extent *e;
+		int r;
+
+		pthread_rwlock_rdlock(&inode->i_dlock);
+		e = extent_map_next(&inode->i_map, idx, &idx);
+		pthread_rwlock_unlock(&inode->i_dlock);
+		if (!e || idx > last)
+			break;
+		r = move_one(fs, inode, idx, (unsigned)dst);
+		if (r < 0)
+			return r;
+		if (idx == EXTENT_MAP_MAX_INDEX)
+			break;
+	}
+	return 0;
+}
+
+/* Move every extent of @inode off tier @t: slower tiers first. */
+static int drain_inode(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
+{
+	uint64_t idx = 0;
+
+	for (;;) {
+		const struct extent *e;
+		int r = -ENOSPC;
+
+		pthread_rwlock_rdlock(&inode->i_dlock);
+		do {
+			e = extent_map_next(&inode->i_map, idx, &idx);
+		} while (e && e->tier != t && idx++ < EXTENT_MAP_MAX_INDEX);
+		pthread_rwlock_unlock(&inode->i_dlock);
+		if (!e || e->tier != t)
+			return 0;
+		for (unsigned k = 1; k < fs->ntiers && r == -ENOSPC; k++) {
+			/* t+1, t+2, ..., then t-1, t-2, ... */
+			unsigned u = t + k < fs->ntiers ? t + k
+							: fs->ntiers - 1 - k;
+
+			if (u == t || u >= fs->ntiers ||
+			    tier_free_slots(fs->tiers[u]) == 0)
+				continue;
+			r = move_one(fs, inode, idx, u);
+		}
+		if (r < 0)
+			return r;
+		if (idx == EXTENT_MAP_MAX_INDEX)
+			return 0;
+		idx++;
+	}
+}
+
+int ctl_drain(struct tierfs *fs, const char *value, size_t len)
+{
+	char name[CTL_VALUE_MAX];
+	struct tfs_inode **pinned;
+	size_t n = 0;
+	int t, r = 0;
+
+	if (ctl_string(value, len, name, sizeof(name)) < 0)
+		return -EINVAL;
+	if (!strcmp(name, "") || !strcmp(name, "-")) {
+		__atomic_store_n(&fs->draining, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	t = tier_by_name(fs, name);
+	if (t < 0)
+		return -EINVAL;
+	if (fs->ntiers < 2)
+		return -ENOSPC;
+	__atomic_or_fetch(&fs->draining, 1u << t, __ATOMIC_RELAXED);
+	if (fs->mig) {
+		/*
+		 * The migrator empties the tier in the background: this
+		 * request must not hold the kernel's lock on the mount root
+		 * for minutes.  Progress and a stuck drain show in the stats
+		 * (used, draining=, drain_stuck=).
+		 */
+		migrator_kick(fs);
+		return 0;
+	}
+	/* no migrator (--no-migrate): move everything now, in this request */
+
+	/* pin every file, then move their extents off one by one */
+	pthread_mutex_lock(&fs->itab_lock);
+	for (struct tfs_inode *i = fs->inodes.i_next; i != &fs->inodes;
+	     i = i->i_next)
+		n++;
+	pinned = malloc((n ? n : 1) * sizeof(*pinned));
+	n = 0;
+	for (struct tfs_inode *i = fs->inodes.i_next; pinned && i != &fs->inodes;
+	     i = i->i_next) {
+		if (i->i_type != S_IFREG)
+			continue;
+		i->i_nref++;
+		pinned[n++] = i;
+	}
+	pthread_mutex_unlock(&fs->itab_lock);
+	if (!pinned)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (r == 0)
+			r = drain_inode(fs, pinned[i], (unsigned)t);
+		inode_unpin(fs, pinned[i]);
+	}
+	free(pinned);
+	return r;
+}

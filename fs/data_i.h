@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * data_i.h -- what the files of the data module share with each other
+ * and with nobody else: data.c (reads, writes, truncate, fallocate,
+ * copy, lseek), data_extent.c (one extent: place, drop, zero, the tier
+ * failure log), data_lost.c (lost ranges) and data_move.c (the move of
+ * one extent).  Only fs/data*.c include it; everyone else uses data.h.
+ *
+ * Locking: none of these functions takes a lock.  Each is called with
+ * the inode's i_dlock held as its line says ("exclusive": held for
+ * writing; "held": shared is enough); tier_fail() needs no lock and is
+ * safe under any.
+ *
+ * Return: 0 or -errno as data.h says; tier_fail() returns the errno the
+ * client gets; extent_place() returns NULL and sets *ret_err.  Only
+ * tier_fail() logs.
+ */
+#ifndef TIERFS_DATA_I_H
+#define TIERFS_DATA_I_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fs.h"
+
+struct extent;
+struct policy;
+struct tfs_inode;
+
+/* Offset-within-extent mask (extent_size is a power of two). */
+static inline uint64_t ext_mask(const struct tierfs *fs)
+{
+	return (uint64_t)fs->extent_size - 1;
+}
+
+/* data_extent.c */
+
+/*
+ * Allocate a slot for extent @idx of @inode on the first tier of @pol's
+ * order with room, skipping the tiers in bit mask @skip and the ones
+ * being drained, and insert it, charging the quotas above @inode
+ * (quota.h; a tier cap there skips the tier).  i_dlock exclusive.
+ * Return: the new entry, or NULL with *ret_err = -ENOSPC, -EDQUOT (a
+ * quota's total is reached) or -ENOMEM.
+ */
+struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
+			    uint64_t idx, unsigned skip,
+			    const struct policy *pol, int *ret_err);
+/* Remove extent @idx and give its slot back (and its quota charge).
+ * i_dlock exclusive. */
+void extent_drop(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx);
+/* Free every extent with index in [@first, @last], slots given back in
+ * runs.  i_dlock exclusive. */
+void drop_from(struct tierfs *fs, struct tfs_inode *inode, uint64_t first,
+	       uint64_t last);
+/* Zero [@off, @off+@len) inside extent @idx if it is present, all or
+ * nothing.  i_dlock exclusive.  Return: 0 or a tier's -errno (logged). */
+int zero_in_extent(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
+		   uint64_t off, uint64_t len);
+/*
+ * Log that tier @t failed @what (an operation name) of @inode at file
+ * offset @off with @err, at most once per tier every few seconds.
+ * Return: the errno for the client: -EIO for a checksum mismatch
+ * (-EBADMSG), else @err.
+ */
+int tier_fail(struct tierfs *fs, unsigned t, struct tfs_inode *inode,
+	      uint64_t off, const char *what, int err);
+
+/* data_lost.c */
+
+/* Does [@off, @off+@len) meet a lost range?  i_dlock held. */
+bool lost_overlaps(const struct tfs_inode *inode, uint64_t off, uint64_t len);
+/* Forget the lost bytes in [@off, @end).  i_dlock exclusive. */
+void lost_clear(struct tfs_inode *inode, uint64_t off, uint64_t end);
+
+#endif /* TIERFS_DATA_I_H */

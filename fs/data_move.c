@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * data_move.c -- the move of one extent to another tier
+ * (data_migrate_extent(), data.h) for the migrator and ctl, and the
+ * test hook points of its copy/switch protocol (testhook.h).  Deciding
+ * what to move is migrate.c's.
+ *
+ * Locking: the caller holds no lock and pins the inode.  The copy is
+ * made in chunks of at most TIERFS_MAX_IO (one buffer of that size,
+ * whatever the extent size): each chunk is read under i_dlock shared,
+ * only while the extent's place and write generation are unchanged, and
+ * written with no lock held; the copy is switched in under i_dlock
+ * exclusive only if the write generation is still unchanged.  At each
+ * test hook point no lock is held (TESTHOOK_MOVE_COPIED comes after the
+ * first chunk, before a destination slot is taken).
+ *
+ * Return: 0; -EAGAIN when the extent changed or moved meanwhile;
+ * -ENOSPC when the destination is full; -ENOMEM; -EIO (checksum or
+ * device) or a tier's -errno, logged once through tier_fail().
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "data.h"
+#include "data_i.h"
+#include "fs.h"
+#include "inode.h"
+#include "quota.h"
+#include "testhook.h"
+#include "tier.h"
+#include "macro.h"
+#include "banned.h"
+
+/* NULL in production; see testhook.h */
+void (*testhook_fn)(enum testhook_point point, struct tfs_inode *inode,
+		   uint64_t idx);
+
+/*
+ * Read bytes [@off, @off+@len) of extent @idx into @buf under the shared
+ * data lock, if the extent is still at (@src, @slot) with write
+ * generation @gen.  Return: 0, -EAGAIN when it changed, or the source
+ * tier's -errno (logged).
+ */
+static int copy_chunk(struct tierfs *fs, struct tfs_inode *inode,
+		      uint64_t idx, unsigned src, uint32_t slot, uint32_t gen,
+		      uint64_t off, char *buf, size_t len)
+{
+	const struct extent *e;
+	ssize_t r;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	e = extent_map_lookup(&inode->i_map, idx);
+	if (!e || e->tier != src || e->slot != slot || e->wgen != gen) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		return -EAGAIN;
+	}
+	/* verifies the source's checksums: corruption is never copied */
+	r = tier_read(fs->tiers[src], slot, off, buf, len);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r < 0)
+		return tier_fail(fs, src, inode, (idx << fs->extent_shift) + off,
+				 "migration read", (int)r);
+	return 0;
+}
+
+int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
+			uint64_t idx, unsigned src, uint32_t src_slot,
+			unsigned dst)
+{
+	/* the buffer is bounded whatever the extent size: the extent is
+	 * copied in chunks of at most TIERFS_MAX_IO */
+	size_t chunk = MIN((size_t)fs->extent_size, (size_t)TIERFS_MAX_IO);
+	struct tier *st = fs->tiers[src], *dt = fs->tiers[dst];
+	struct extent *e;
+	uint32_t gen, dslot;
+	uint64_t off;
+	char *buf;
+	ssize_t r;
+
+	buf = malloc(chunk);
+	if (!buf)
+		return -ENOMEM;
+
+	/* 1. note the write generation, copy the first chunk out under the
+	 * shared lock: readers go on, writers wait for one chunk at most */
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	e = extent_map_lookup(&inode->i_map, idx);
+	if (!e || e->tier != src || e->slot != src_slot) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		r = -EAGAIN;
+		goto out_free;
+	}
+	gen = e->wgen;
+	pthread_rwlock_unlock(&inode->i_dlock);
+	r = copy_chunk(fs, inode, idx, src, src_slot, gen, 0, buf, chunk);
+	if (r < 0)
+		goto out_free;
+	testhook(TESTHOOK_MOVE_COPIED, inode, idx);
+
+	/*
+	 * 2. write the copy with no lock held, chunk by chunk; each further
+	 * chunk is read under the shared lock again, only while the extent
+	 * is unchanged (same place, same write generation), so the copy is
+	 * of one version of the extent or the move gives up
+	 */
+	r = tier_slot_alloc(dt, &dslot);
+	if (r < 0)
+		goto out_free;
+	for (off = 0;;) {
+		r = tier_write(dt, dslot, off, buf, chunk);
+		if (r < 0) {
+			r = tier_fail(fs, dst, inode,
+				      (idx << fs->extent_shift) + off,
+				      "migration write", (int)r);
+			goto out_free_dst;
+		}
+		off += chunk;
+		if (off >= fs->extent_size)
+			break;
+		r = copy_chunk(fs, inode, idx, src, src_slot, gen, off, buf,
+			       chunk);
+		if (r < 0)
+			goto out_free_dst;
+	}
+	testhook(TESTHOOK_MOVE_WRITTEN, inode, idx);
+
+	/* 3. switch atomically, unless a writer changed the extent since */
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	e = extent_map_lookup(&inode->i_map, idx);
+	if (e && e->tier == src && e->slot == src_slot && e->wgen == gen) {
+		/* quota.h (issue 11): -ENOSPC when a quota's cap on @dst
+		 * is reached; the usage per tier moves with the extent */
+		r = quota_move(fs, inode, src, dst);
+		if (r == 0) {
+			e->tier = (uint8_t)dst;
+			e->slot = dslot;
+		}
+	} else {
+		r = -EAGAIN;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	testhook(TESTHOOK_MOVE_SWITCHED, inode, idx);
+	if (r < 0)
+		goto out_free_dst;
+	tier_slot_free(st, src_slot);
+	free(buf);
+	return 0;
+
+out_free_dst:
+	tier_slot_free(dt, dslot);
+out_free:
+	free(buf);
+	return (int)r;
+}

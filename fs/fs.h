@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fs.h -- the mount: struct tierfs (the tier stack, the root, the inode
+ * table, the kernel features in force) with its setup, teardown and
+ * counters.  Everything below ops.c returns 0 (or a count) on success
+ * and -errno on failure, and never calls fuse_reply_*.
+ *
+ * Lock order (outermost first):
+ *
+ *   fs->ns_lock  ->  inode->i_dlock  ->  inode->i_lock  ->  fs->itab_lock
+ *                ->  tier->alloc_lock
+ *
+ * - fs->ns_lock (rwlock) guards the namespace: every directory's entries,
+ *   every dir's d_parent, and the link between names and inodes.  Lookup
+ *   and readdir take it shared; create, link, unlink, rename take it
+ *   exclusive (namespace.c).  Data I/O never takes it, so files are read
+ *   and written in parallel.
+ * - inode->i_dlock (rwlock) guards a regular file's extent map and data;
+ *   reads take it shared, writes/truncate/fallocate exclusive (data*.c).
+ * - inode->i_lock (mutex) guards attributes (mode, uid, gid, times, rdev)
+ *   and xattrs.  i_size is written with i_dlock exclusive *and* i_lock
+ *   held, so either lock alone is enough to read it.
+ * - fs->itab_lock (mutex) guards the list of live inodes and every
+ *   inode's lifetime counts (i_nlink, i_nlookup, i_nref).  An inode is
+ *   freed by whoever drops the last of them to zero, under this lock, so
+ *   exactly one thread frees it (inode.h).
+ * - Never hold any of these while calling fuse_reply_*(): the reply may
+ *   be the kernel's last reference (passthrough_hp's rule).  The one
+ *   exception, the zero-copy read, is explained in ops.c.
+ *
+ * Headers of the daemon form a DAG (README "Source layout"): fs.h needs
+ * inode.h for the inode list head it embeds; the module headers above it
+ * (data.h, placement.h, xattr.h, ctl.h, namespace.h, migrate.h, kernel.h)
+ * forward-declare struct tierfs and struct tfs_inode.
+ */
+#ifndef TIERFS_FS_H
+#define TIERFS_FS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "heat.h"
+#include "inode.h"
+#include "options.h"
+#include "policy.h"
+
+struct tier;
+struct migrator;
+
+/* Largest request we ask the kernel for (max_write, readahead). */
+#define TIERFS_MAX_IO (1u << 20)
+
+struct tierfs {
+	/* Immutable after tierfs_create(). */
+	struct tierfs_options opt;
+	struct tier *tiers[TIER_MAX_CONF];
+	unsigned ntiers;
+	uint32_t extent_size;
+	unsigned extent_shift;
+	struct tfs_inode *root;
+	struct timespec start;	   /* CLOCK_MONOTONIC at mount; for ticks */
+	uint32_t half_life_ticks;  /* heat half-life */
+	struct migrator *mig;	   /* NULL when migration is off */
+
+	/*
+	 * Bumped (relaxed atomic) by every change that can alter some
+	 * inode's effective policy: a policy attribute set or removed, a
+	 * rename, link or unlink (policy_changed()).  Cached policies older
+	 * than it are resolved again; cheap, because those changes are rare.
+	 */
+	uint64_t policy_gen;
+	uint32_t draining;	/* relaxed atomic; bit per tier taking no data */
+	struct tier_names names; /* immutable; tier names for policies */
+
+	/*
+	 * Last time each tier's failure of each kind was logged (relaxed
+	 * atomic): an I/O error, a checksum mismatch and a full medium each
+	 * get their own line, so that a burst of one cannot hide another.
+	 */
+	int64_t tier_warned[TIER_MAX_CONF][3];
+
+	/*
+	 * Kernel features (kernel.c).  kern_* and the two flags after them
+	 * are written while INIT is processed, before the kernel sends any
+	 * other request, and are read-only afterwards.
+	 */
+	uint64_t kern_offered;	   /* capability flags INIT offered */
+	uint64_t kern_added;	   /* flags we added to the INIT reply */
+	uint64_t kern_init_unique; /* the INIT request, until its reply */
+	bool kern_init_pending;
+	bool killpriv_v2;	   /* we clear suid/sgid on write, truncate,
+				    * chown (the kernel accepted it) */
+	bool writeback;		   /* the kernel's writeback cache is on */
+	uint64_t dirty_max;	   /* immutable; the dirty limit asked for */
+	uint64_t dirty_reserve;	   /* relaxed atomic; the limit in force */
+	uint64_t wb_errors;	   /* relaxed atomic; failed writebacks */
+	uint64_t xattr_bytes;	   /* relaxed atomic; charged by user.* xattrs
+				    * (xattr.h), at most opt.max_xattr_bytes */
+	pthread_t bdi_thread;	   /* kernel_init() to kernel_stop() */
+	bool bdi_thread_live;
+
+	pthread_rwlock_t ns_lock; /* see the lock order above */
+
+	pthread_mutex_t itab_lock; /* list of inodes and lifetime counts */
+	struct tfs_inode inodes;   /* list head (only i_prev/i_next used) */
+	uint64_t ninodes;	   /* atomic; at most opt.max_inodes (inode_new) */
+	uint64_t next_ino;	   /* itab_lock */
+};
+
+/**
+ * tierfs_create() - set up the tiers and the root directory of a mount
+ * @opt: borrowed; the caller keeps it alive until tierfs_free()
+ * Return: 0 and *ret_fs (free with tierfs_free()), or -errno after
+ * logging which tier failed.
+ */
+int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs);
+/* Stop the threads, free every inode and the tiers (removing their
+ * backing data).  Accepts NULL; returns NULL. */
+struct tierfs *tierfs_free(struct tierfs *fs);
+/* Heat ticks (tenths of a second) since the mount; see heat.h. */
+static inline uint32_t tierfs_tick(const struct tierfs *fs)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint32_t)((now.tv_sec - fs->start.tv_sec) * HEAT_TICKS_PER_SEC +
+			  (now.tv_nsec - fs->start.tv_nsec) /
+				  (1000000000 / HEAT_TICKS_PER_SEC));
+}
+/**
+ * tierfs_stats_text() - the counters as text, one record a line:
+ *   "tier NAME kind=.. path=.. size=.. used=.. free=.. extents=.. ..."
+ *   "migrator enabled=.. passes=.. moved=.. ..."
+ *   "mount extent_size=.. inodes=.. ... max_inodes=.. xattr_bytes=..
+ *    max_xattr_bytes=.. rss=.."
+ * (README "Counters" documents every field.)  On success *ret_text is
+ * the caller's to free().  Return: its length, or -ENOMEM.
+ */
+ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text);
+
+#endif /* TIERFS_FS_H */

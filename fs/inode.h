@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * inode.h -- struct tfs_inode and its lifetime: creation, the three
+ * counts that keep an inode alive, the directories of a file's names,
+ * timestamps and stat.  Not here: names (namespace.h, dir.h), file data
+ * (data.h), extended attributes (xattr.h), the mount (fs.h).
+ *
+ * Lifetime: an inode lives while it has a name (i_nlink), the kernel
+ * knows it (i_nlookup) or an internal user pins it (i_nref).  All three
+ * change under fs->itab_lock, and the thread that brings the last one to
+ * zero unlinks the inode from the table there and frees it after
+ * dropping the lock, so exactly one thread frees it and nobody can find
+ * it in between.  Freeing releases the contents through data.h, dir.h
+ * and xattr.h: the one place where inode.c calls up into those modules.
+ *
+ * Locking (the order is in fs.h): each field says which lock guards it.
+ * - i_lock (mutex): attributes (mode, ids, times, rdev), xattrs, the
+ *   cached policy.
+ * - i_dlock (rwlock): a regular file's extent map and data; i_size is
+ *   written with i_dlock exclusive *and* i_lock held, so either lock
+ *   alone is enough to read it.
+ * - fs->itab_lock: the lifetime counts and the list of live inodes.
+ * - fs->ns_lock: the directory of each name (i_parents), and i_dir.
+ *
+ * Return: inode_new() returns NULL with errno ENOSPC (the mount has
+ * --max-inodes inodes) or ENOMEM; inode_parent_add() 0 or -ENOMEM; the
+ * rest cannot fail.
+ */
+#ifndef TIERFS_INODE_H
+#define TIERFS_INODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h> /* S_IF* for i_type */
+#include <sys/types.h>
+#include <time.h>
+
+#include "dir.h"
+#include "extent_map.h"
+#include "policy.h"
+
+struct tierfs;
+struct xattr;
+struct byte_range;
+struct quota;
+
+typedef uint64_t tierfs_ino_t;
+
+struct tfs_inode {
+	/* Immutable after inode_new(). */
+	tierfs_ino_t i_ino;  /* st_ino; never reused within a mount */
+	mode_t i_type;	     /* S_IFMT bits */
+
+	pthread_mutex_t i_lock; /* protects the attribute block below */
+	mode_t i_mode;		/* i_lock; permission bits incl. suid/sgid/sticky */
+	uid_t i_uid;		/* i_lock */
+	gid_t i_gid;		/* i_lock */
+	dev_t i_rdev;		/* i_lock */
+	struct timespec i_atime, i_mtime, i_ctime; /* i_lock */
+	struct xattr *i_xattrs; /* i_lock */
+	uint32_t i_nxattrs;	/* i_lock */
+	struct ipolicy *i_pol;	/* i_lock; own policy attributes, or NULL */
+	uint64_t i_pol_gen;	/* i_lock; fs->policy_gen of i_eff */
+	struct policy i_eff;	/* i_lock; cached effective policy */
+
+	/*
+	 * fs->ns_lock; non-directories: the directory of each of the
+	 * inode's names, one entry per name, latest last.  The latest one
+	 * governs the policy; none (an unlinked file) means the root's.
+	 */
+	struct tfs_inode **i_parents;
+	uint32_t i_nparents, i_cparents;
+
+	/*
+	 * Quota (quota.h): a directory's own node (ns_lock; once set, kept
+	 * until the inode is freed), or the node a regular file is charged
+	 * to (ns_lock and i_dlock to write: either lock reads it).  One
+	 * reference, dropped by quota_release().
+	 */
+	struct quota *i_quota;
+
+	pthread_rwlock_t i_dlock; /* protects i_map and file data */
+	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
+	uint32_t i_wgen;	  /* i_dlock exclusive; see struct extent */
+	/*
+	 * i_dlock; byte ranges whose writeback failed (data_mark_lost()):
+	 * sorted, disjoint, not touching.  Reading them fails with EIO
+	 * until they are written again, truncated away or punched.
+	 */
+	struct byte_range *i_lost;
+	uint32_t i_nlost;
+
+	/* Lifetime, all fs->itab_lock (i_nlink read racily by getattr). */
+	uint32_t i_nlink;
+	uint64_t i_nlookup; /* kernel references (lookup minus forget) */
+	uint32_t i_nref;    /* internal pins (inode_pin/inode_unpin) */
+	struct tfs_inode *i_prev, *i_next; /* fs->inodes list */
+
+	union {
+		struct extent_map i_map; /* S_IFREG; i_dlock */
+		struct tfs_dir i_dir;	 /* S_IFDIR; fs->ns_lock */
+		char *i_link;		 /* S_IFLNK; immutable */
+	};
+};
+
+/* A new inode on the table, no name and no count yet (the caller sets
+ * i_nlink); mode carries the type.  NULL with errno ENOSPC when the
+ * mount has fs->opt.max_inodes inodes (0: no limit), or ENOMEM. */
+struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
+			    gid_t gid, dev_t rdev);
+/* Free an inode that is already off the table (or NULL).  No lock held. */
+void inode_free(struct tierfs *fs, struct tfs_inode *inode);
+/* Count one more kernel lookup (called with ns_lock held). */
+void inode_lookup_ref(struct tierfs *fs, struct tfs_inode *inode);
+/* The kernel dropped @n lookups; frees the inode when nothing else
+ * references it. */
+void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n);
+void inode_link_inc(struct tierfs *fs, struct tfs_inode *inode);
+/* Drop @n links; frees the inode when nothing references it any more.
+ * Called with ns_lock held exclusive. */
+void inode_link_drop(struct tierfs *fs, struct tfs_inode *inode,
+		     uint32_t n);
+/* The directories of a non-directory's names; all with ns_lock held
+ * exclusive (inode_parent(): shared is enough). */
+int inode_parent_add(struct tfs_inode *inode, struct tfs_inode *dir);
+void inode_parent_del(struct tfs_inode *inode, struct tfs_inode *dir);
+void inode_parent_move(struct tfs_inode *inode, struct tfs_inode *from,
+		       struct tfs_inode *to);
+/* The directory whose policy @inode follows (NULL: the root's). */
+struct tfs_inode *inode_parent(const struct tfs_inode *inode);
+/* No name and no kernel reference: only internal pins hold @inode (a
+ * removed file that no one has open).  Takes itab_lock. */
+bool inode_is_orphan(struct tierfs *fs, struct tfs_inode *inode);
+/* Internal pins: keep @inode alive while the migrator works on it. */
+void inode_pin(struct tierfs *fs, struct tfs_inode *inode);
+void inode_unpin(struct tierfs *fs, struct tfs_inode *inode);
+/* @inode's attributes as stat(2) shows them.  Called with i_lock held. */
+void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
+		     struct stat *st);
+/* Set timestamps to now: @m mtime, @c ctime.  Called with i_lock held. */
+void inode_touch(struct tfs_inode *inode, bool m, bool c);
+/* A read or a listing: atime by relatime rules.  Takes i_lock. */
+void inode_touch_atime(struct tfs_inode *inode);
+/* CLOCK_REALTIME now, for timestamps. */
+struct timespec now_ts(void);
+
+#endif /* TIERFS_INODE_H */

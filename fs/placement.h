@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * placement.h -- policies applied to the namespace: an inode's effective
+ * policy (its own user.tierfs.* keys, then each ancestor's, then the
+ * defaults; policy.h does the merging, without I/O), statfs for the
+ * whole mount and per directory, and paths of inodes for messages.
+ *
+ * Locking: the cached policy sits under the inode's i_lock and is
+ * current while fs->policy_gen has not moved; anything that can change
+ * some inode's effective policy calls policy_changed() after its own
+ * update.  Each function says which locks it takes or needs.
+ *
+ * Ownership: returned paths are the caller's to free().  Nothing here
+ * fails but for ENOMEM (NULL paths).
+ */
+#ifndef TIERFS_PLACEMENT_H
+#define TIERFS_PLACEMENT_H
+
+struct policy;
+struct statvfs;
+struct tierfs;
+struct tfs_inode;
+
+/* Get @inode's effective policy (cached; resolved when stale).  Takes
+ * ns_lock shared and i_locks: call with no lock held. */
+void policy_get(struct tierfs *fs, struct tfs_inode *inode,
+		struct policy *ret);
+/* Some inode's effective policy may have changed (a policy attribute
+ * set or removed, a rename, link or unlink): cached ones resolve again.
+ * Relaxed atomic; any lock or none. */
+void policy_changed(struct tierfs *fs);
+/* statfs of the whole mount: every tier.  Takes itab_lock. */
+void tierfs_statfs(struct tierfs *fs, struct statvfs *st);
+/* statfs restricted to the tiers @inode's policy allows. */
+void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
+		      struct statvfs *st);
+/* The path of directory @dir from the mount root ("/job42"); NULL on
+ * ENOMEM.  Called with ns_lock held.  Caller frees. */
+char *dir_path(struct tierfs *fs, struct tfs_inode *dir);
+/* A path of @inode for messages ("/job42/Gau-1.rwf"), or NULL on ENOMEM.
+ * Takes ns_lock shared: call with no lock held.  Caller frees. */
+char *inode_path(struct tierfs *fs, struct tfs_inode *inode);
+
+#endif /* TIERFS_PLACEMENT_H */

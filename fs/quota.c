@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * quota.c -- quotas per directory (see quota.h for the model, the
+ * locking and the lifetime of a node): the value parser, the charge
+ * arithmetic along a chain of nodes, the hooks of the data path, the
+ * namespace rules, statfs, and the stored and computed attributes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "quota.h"
+#include "fs.h"
+#include "inode.h"
+#include "dir.h"
+#include "placement.h"
+#include "xattr.h"
+#include "ctl_proto.h"
+#include "tier.h"
+#include "size.h"
+#include "strbuf.h"
+#include "macro.h"
+#include "banned.h"
+
+/*
+ * One lock for every node of every mount in the process: charges take
+ * it for a few additions per extent allocated (1 MiB by default), and
+ * only for files under a quota.  Innermost: nothing is taken under it.
+ */
+static pthread_mutex_t quota_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Longest value of QUOTA_XATTR accepted: nine "NAME:SIZE" entries. */
+#define QUOTA_VALUE_MAX 1024
+
+/* ---- pure parts ---- */
+
+static void limits_none(struct quota_limits *l)
+{
+	l->total = QUOTA_NONE;
+	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
+		l->tier[t] = QUOTA_NONE;
+}
+
+/* The size in @s (NUL-terminated); QUOTA_NONE is not a size. */
+static int parse_size(const char *s, uint64_t *ret)
+{
+	uint64_t v;
+
+	if (size_parse(s, &v) < 0 || v == QUOTA_NONE)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int quota_parse(const struct tier_names *names, const char *value,
+		size_t len, struct quota_limits *ret)
+{
+	char buf[QUOTA_VALUE_MAX + 1], *save = NULL;
+	struct quota_limits l;
+	bool seen_total = false;
+	unsigned seen = 0;
+
+	if (len && (value[len - 1] == '\n' || value[len - 1] == '\0'))
+		len--;
+	if (len == 0 || len > QUOTA_VALUE_MAX || memchr(value, '\0', len))
+		return -EINVAL;
+	memcpy(buf, value, len);
+	buf[len] = '\0';
+	limits_none(&l);
+	if (!strchr(buf, ':')) {
+		if (parse_size(buf, &l.total) < 0)
+			return -EINVAL;
+		*ret = l;
+		return 0;
+	}
+	/* strtok_r would skip empty entries: "ram:1G,,total:2G" is bad */
+	if (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))
+		return -EINVAL;
+	for (char *w = strtok_r(buf, ",", &save); w;
+	     w = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(w, ':');
+		uint64_t v;
+		unsigned t;
+
+		if (!colon || colon == w)
+			return -EINVAL;
+		*colon = '\0';
+		if (parse_size(colon + 1, &v) < 0)
+			return -EINVAL;
+		if (!strcmp(w, "total")) {
+			if (seen_total)
+				return -EINVAL;
+			seen_total = true;
+			l.total = v;
+			continue;
+		}
+		for (t = 0; t < names->n; t++)
+			if (!strcmp(names->name[t], w))
+				break;
+		if (t == names->n || (seen & (1u << t)))
+			return -EINVAL;
+		seen |= 1u << t;
+		l.tier[t] = v;
+	}
+	*ret = l;
+	return 0;
+}
+
+/* Would @used + @add pass @limit? */
+static bool over(uint64_t used, uint64_t add, uint64_t limit)
+{
+	return limit != QUOTA_NONE && (used > limit || add > limit - used);
+}
+
+int quota_chain_charge(struct quota *q, unsigned t, uint64_t bytes)
+{
+	for (struct quota *p = q; p; p = p->q_parent)
+		if (p->q_set && over(p->q_used, bytes, p->q_lim.total))
+			return -EDQUOT;
+	for (struct quota *p = q; p; p = p->q_parent)
+		if (p->q_set && over(p->q_tused[t], bytes, p->q_lim.tier[t]))
+			return -ENOSPC;
+	for (struct quota *p = q; p; p = p->q_parent) {
+		p->q_used += bytes;
+		p->q_tused[t] += bytes;
+	}
+	return 0;
+}
+
+void quota_chain_uncharge(struct quota *q, unsigned t, uint64_t bytes)
+{
+	for (struct quota *p = q; p; p = p->q_parent) {
+		p->q_used -= MIN(p->q_used, bytes);
+		p->q_tused[t] -= MIN(p->q_tused[t], bytes);
+	}
+}
+
+int quota_chain_move(struct quota *q, unsigned src, unsigned dst,
+		     uint64_t bytes)
+{
+	if (src == dst)
+		return 0;
+	for (struct quota *p = q; p; p = p->q_parent)
+		if (p->q_set && over(p->q_tused[dst], bytes, p->q_lim.tier[dst]))
+			return -ENOSPC;
+	for (struct quota *p = q; p; p = p->q_parent) {
+		p->q_tused[src] -= MIN(p->q_tused[src], bytes);
+		p->q_tused[dst] += bytes;
+	}
+	return 0;
+}
+
+/* Drop one reference of @q, freeing every node that loses its last.
+ * quota_lock held. */
+static void quota_put_locked(struct quota *q)
+{
+	while (q && --q->q_refs == 0) {
+		struct quota *parent = q->q_parent;
+
+		free(q);
+		q = parent;
+	}
+}
+
+/* ---- data path ---- */
+
+int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
+{
+	int r;
+
+	if (!inode->i_quota)
+		return 0;
+	pthread_mutex_lock(&quota_lock);
+	r = quota_chain_charge(inode->i_quota, t, fs->extent_size);
+	pthread_mutex_unlock(&quota_lock);
+	return r;
+}
+
+void quota_uncharge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		    uint64_t n)
+{
+	if (!inode->i_quota || n == 0)
+		return;
+	pthread_mutex_lock(&quota_lock);
+	quota_chain_uncharge(inode->i_quota, t, n * fs->extent_size);
+	pthread_mutex_unlock(&quota_lock);
+}
+
+int quota_move(struct tierfs *fs, struct tfs_inode *inode, unsigned src,
+	       unsigned dst)
+{
+	int r;
+
+	if (!inode->i_quota)
+		return 0;
+	pthread_mutex_lock(&quota_lock);
+	r = quota_chain_move(inode->i_quota, src, dst, fs->extent_size);
+	pthread_mutex_unlock(&quota_lock);
+	return r;
+}
+
+bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
+{
+	bool ok = true;
+
+	if (!inode->i_quota)
+		return true;
+	pthread_mutex_lock(&quota_lock);
+	for (struct quota *p = inode->i_quota; p && ok; p = p->q_parent)
+		if (p->q_set &&
+		    over(p->q_tused[t], fs->extent_size, p->q_lim.tier[t]))
+			ok = false;
+	pthread_mutex_unlock(&quota_lock);
+	return ok;
+}
+
+/* ---- namespace ---- */
+
+/* The nearest node at or above directory @d.  ns_lock held. */
+static struct quota *dir_quota(struct tierfs *fs, struct tfs_inode *d)
+{
+	for (;;) {
+		if (d->i_quota)
+			return d->i_quota;
+		if (d == fs->root)
+			return NULL;
+		d = d->i_dir.d_parent;
+	}
+}
+
+void quota_inherit(struct tierfs *fs, struct tfs_inode *inode,
+		   struct tfs_inode *dir)
+{
+	struct quota *q;
+
+	if (inode->i_type != S_IFREG)
+		return;
+	q = dir_quota(fs, dir);
+	if (!q)
+		return;
+	pthread_mutex_lock(&quota_lock);
+	q->q_refs++;
+	pthread_mutex_unlock(&quota_lock);
+	inode->i_quota = q;
+}
+
+bool quota_same_tree(struct tierfs *fs, struct tfs_inode *a,
+		     struct tfs_inode *b)
+{
+	return a == b || dir_quota(fs, a) == dir_quota(fs, b);
+}
+
+bool quota_may_link(struct tierfs *fs, struct tfs_inode *inode,
+		    struct tfs_inode *dir)
+{
+	return inode->i_type != S_IFREG || inode->i_quota == dir_quota(fs, dir);
+}
+
+void quota_statfs(struct tierfs *fs, struct tfs_inode *inode,
+		  const uint64_t tfree[TIER_MAX_CONF], uint64_t *total,
+		  uint64_t *avail)
+{
+	uint64_t troom[TIER_MAX_CONF], room = QUOTA_NONE, size = QUOTA_NONE;
+	uint64_t sum = 0;
+	struct quota *q;
+
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	q = inode->i_type == S_IFDIR ? dir_quota(fs, inode) : inode->i_quota;
+	if (!q) {
+		pthread_rwlock_unlock(&fs->ns_lock);
+		return;
+	}
+	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
+		troom[t] = QUOTA_NONE;
+	pthread_mutex_lock(&quota_lock);
+	for (struct quota *p = q; p; p = p->q_parent) {
+		if (!p->q_set)
+			continue;
+		if (p->q_lim.total != QUOTA_NONE) {
+			if (size == QUOTA_NONE)
+				size = p->q_lim.total; /* the innermost */
+			room = MIN(room, p->q_lim.total -
+					      MIN(p->q_used, p->q_lim.total));
+		}
+		for (unsigned t = 0; t < fs->ntiers; t++)
+			if (p->q_lim.tier[t] != QUOTA_NONE)
+				troom[t] = MIN(troom[t],
+					       p->q_lim.tier[t] -
+						       MIN(p->q_tused[t],
+							   p->q_lim.tier[t]));
+	}
+	pthread_mutex_unlock(&quota_lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	for (unsigned t = 0; t < fs->ntiers; t++)
+		sum += MIN(tfree[t], troom[t]);
+	*avail = MIN(sum, room);
+	if (size != QUOTA_NONE)
+		*total = size;
+}
+
+void quota_release(struct tfs_inode *inode)
+{
+	if (!inode->i_quota)
+		return;
+	pthread_mutex_lock(&quota_lock);
+	quota_put_locked(inode->i_quota);
+	pthread_mutex_unlock(&quota_lock);
+	inode->i_quota = NULL;
+}
+
+/* ---- the attributes ---- */
+
+/* File @f below the new node @nq: if it belonged to @above, it moves to
+ * @nq, which takes its usage.  ns_lock exclusive; takes i_dlock. */
+static void adopt_file(struct tierfs *fs, struct tfs_inode *f,
+		       struct quota *nq, struct quota *above)
+{
+	uint64_t n[TIER_MAX_CONF] = { 0 };
+	const struct extent *e;
+	uint64_t idx;
+
+	pthread_rwlock_wrlock(&f->i_dlock);
+	if (f->i_quota != above) {
+		/* in a node below already, or counted (a second name) */
+		pthread_rwlock_unlock(&f->i_dlock);
+		return;
+	}
+	extent_for_each(&f->i_map, e, idx)
+		n[e->tier]++;
+	pthread_mutex_lock(&quota_lock);
+	for (unsigned t = 0; t < fs->ntiers; t++) {
+		nq->q_used += n[t] * fs->extent_size;
+		nq->q_tused[t] += n[t] * fs->extent_size;
+	}
+	nq->q_refs++;
+	if (above)
+		quota_put_locked(above); /* its directory holds it too */
+	f->i_quota = nq;
+	pthread_mutex_unlock(&quota_lock);
+	pthread_rwlock_unlock(&f->i_dlock);
+}
+
+/* Node @m of a directory below the new node @nq: if it hung from
+ * @above, it hangs from @nq now.  ns_lock exclusive. */
+static void adopt_node(struct tierfs *fs, struct quota *m, struct quota *nq,
+		       struct quota *above)
+{
+	pthread_mutex_lock(&quota_lock);
+	if (m->q_parent == above) {
+		nq->q_used += m->q_used;
+		for (unsigned t = 0; t < fs->ntiers; t++)
+			nq->q_tused[t] += m->q_tused[t];
+		m->q_parent = nq;
+		nq->q_refs++;
+		if (above)
+			quota_put_locked(above);
+	}
+	pthread_mutex_unlock(&quota_lock);
+}
+
+/*
+ * Every file and node below @top that belonged to @above moves under
+ * @nq.  Depth first through each directory's ".." and its name in the
+ * parent (d_self's cookie), so that no stack is allocated and a tree
+ * of any depth is walked.  Directories with a node of their own are
+ * not entered: what is below them hangs from that node.  ns_lock
+ * exclusive.
+ */
+static void adopt_subtree(struct tierfs *fs, struct tfs_inode *top,
+			  struct quota *nq, struct quota *above)
+{
+	struct tfs_inode *d = top;
+	uint64_t cookie = 0;
+
+	for (;;) {
+		struct dentry *de = dir_next(&d->i_dir, cookie);
+		struct tfs_inode *c;
+
+		if (!de) {
+			if (d == top || !d->i_dir.d_self)
+				break;
+			cookie = d->i_dir.d_self->d_cookie;
+			d = d->i_dir.d_parent;
+			continue;
+		}
+		cookie = de->d_cookie;
+		c = de->d_inode;
+		if (c->i_type == S_IFREG) {
+			adopt_file(fs, c, nq, above);
+		} else if (c->i_type == S_IFDIR) {
+			if (c->i_quota) {
+				adopt_node(fs, c->i_quota, nq, above);
+			} else {
+				d = c;
+				cookie = 0;
+			}
+		}
+	}
+}
+
+int quota_xattr_check(struct tierfs *fs, struct tfs_inode *inode,
+		      const char *name, const void *value, size_t size,
+		      uid_t uid)
+{
+	struct quota_limits l;
+	struct quota *nq, *above;
+
+	if (strcmp(name, QUOTA_XATTR))
+		return 0;
+	if (uid != 0)
+		return -EPERM;
+	if (inode->i_type != S_IFDIR)
+		return -ENOTDIR;
+	if (quota_parse(&fs->names, value, size, &l) < 0)
+		return -EINVAL;
+	nq = calloc(1, sizeof(*nq));
+	if (!nq)
+		return -ENOMEM;
+	nq->q_refs = 1; /* the directory's */
+	limits_none(&nq->q_lim);
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	if (inode->i_quota) {
+		/* it has one: the limits change in quota_xattr_sync() */
+		pthread_rwlock_unlock(&fs->ns_lock);
+		free(nq);
+		return 0;
+	}
+	above = inode == fs->root ? NULL : dir_quota(fs, inode->i_dir.d_parent);
+	pthread_mutex_lock(&quota_lock);
+	nq->q_parent = above;
+	if (above)
+		above->q_refs++;
+	pthread_mutex_unlock(&quota_lock);
+	adopt_subtree(fs, inode, nq, above);
+	inode->i_quota = nq;
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return 0;
+}
+
+void quota_xattr_sync(struct tierfs *fs, struct tfs_inode *inode,
+		      const char *name)
+{
+	char buf[QUOTA_VALUE_MAX + 1];
+	struct quota_limits l;
+	bool set = false;
+	ssize_t n;
+
+	if (strcmp(name, QUOTA_XATTR))
+		return;
+	/* exclusive: two syncs must not apply their values out of order */
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	n = xattr_get(fs, inode, QUOTA_XATTR, buf, sizeof(buf));
+	if (n >= 0 && quota_parse(&fs->names, buf, (size_t)n, &l) == 0)
+		set = true;
+	if (inode->i_quota) {
+		pthread_mutex_lock(&quota_lock);
+		inode->i_quota->q_set = set;
+		if (set)
+			inode->i_quota->q_lim = l;
+		pthread_mutex_unlock(&quota_lock);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+}
+
+/* "USED/LIMIT" ("-" for no limit) */
+static int add_use(struct strbuf *out, const char *key, uint64_t used,
+		   uint64_t limit)
+{
+	if (limit == QUOTA_NONE)
+		return strbuf_addf(out, "%s=%llu/- ", key,
+				   (unsigned long long)used);
+	return strbuf_addf(out, "%s=%llu/%llu ", key, (unsigned long long)used,
+			   (unsigned long long)limit);
+}
+
+/* @path escaped as ctl_proto.h says for paths: "\\", "\ooo". */
+static int add_path(struct strbuf *out, const char *path)
+{
+	int r = 0;
+
+	for (const unsigned char *p = (const unsigned char *)path; *p && !r;
+	     p++) {
+		if (*p == '\\')
+			r = strbuf_adds(out, "\\\\");
+		else if (*p < 0x20 || *p == 0x7f)
+			r = strbuf_addf(out, "\\%03o", *p);
+		else
+			r = strbuf_addch(out, *p);
+	}
+	return r;
+}
+
+int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
+		     struct strbuf *out)
+{
+	struct tfs_inode *d;
+	int r = 0;
+
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	d = inode;
+	if (inode->i_type != S_IFDIR)
+		d = inode_parent(inode) ? inode_parent(inode) : fs->root;
+	for (;;) {
+		struct quota q = { 0 };
+		char *path;
+
+		if (d->i_quota) {
+			pthread_mutex_lock(&quota_lock);
+			q = *d->i_quota;
+			pthread_mutex_unlock(&quota_lock);
+		}
+		if (q.q_set) {
+			r = add_use(out, "total", q.q_used, q.q_lim.total);
+			for (unsigned t = 0; t < fs->ntiers && !r; t++)
+				r = add_use(out, fs->tiers[t]->name,
+					    q.q_tused[t], q.q_lim.tier[t]);
+			path = r ? NULL : dir_path(fs, d);
+			if (!r)
+				r = path ? strbuf_adds(out, "dir=") : -ENOMEM;
+			if (!r)
+				r = add_path(out, path);
+			if (!r)
+				r = strbuf_addch(out, '\n');
+			free(path);
+		}
+		if (r || d == fs->root || !d->i_dir.d_self)
+			break;
+		d = d->i_dir.d_parent;
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (r == 0 && out->len == 0)
+		r = -ENODATA;
+	return r;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * quota.h -- quotas per directory: trusted.tierfs.quota caps the tier
+ * space held below a directory, in total ("200G", past it EDQUOT) and
+ * per tier ("ram:4G,total:200G", past a tier's cap data goes to the
+ * next tier as if that one were full).  Not here: where data goes
+ * (policy.h, data_extent.c asks quota_charge() per tier), the stored
+ * attribute itself (xattr.c keeps it and calls the quota_xattr_*()
+ * hooks).
+ *
+ * Model.  A directory that ever had a quota owns a struct quota node
+ * (its i_quota) for the rest of its life; removing the attribute only
+ * lifts the limits, so setting one again needs no walk.  Nodes form a
+ * tree: each points at the nearest node above its directory
+ * (q_parent).  A regular file is charged to the nearest node above the
+ * directory where it was made (its i_quota, fixed at creation) and to
+ * every node above that one.  Names do not move between quota trees --
+ * rename and link across them fail with EXDEV (quota_same_tree(),
+ * quota_may_link()) -- so usage never has to be walked again.  Setting
+ * a quota on a directory that has none walks its subtree once, under
+ * ns_lock exclusive: files and nested nodes that belonged to the node
+ * above move under the new node, which sums their usage.
+ *
+ * Unit: the bytes of tier space held, counted where slots are
+ * allocated, freed and moved (data_extent.c, data_move.c): one extent
+ * is fs->extent_size bytes on its tier.
+ *
+ * Locking.  quota_lock (static in quota.c) guards every node's fields;
+ * it is the innermost lock of the mount (taken under ns_lock, i_dlock,
+ * i_lock, never around another lock).  A file's i_quota is written
+ * with ns_lock exclusive and i_dlock exclusive (creation: before
+ * anyone sees the file), so either lock alone reads it; a directory's
+ * i_quota is written with ns_lock exclusive.  Each function says what
+ * it needs.
+ *
+ * Lifetime: a node is referenced by its directory, by each file whose
+ * i_quota it is and by each node below it; quota_release() drops an
+ * inode's reference when the inode is freed.
+ *
+ * Return: 0 or -errno as each line says; nothing here logs.
+ */
+#ifndef TIERFS_QUOTA_H
+#define TIERFS_QUOTA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ctl_proto.h" /* the attribute names */
+#include "policy.h" /* TIER_MAX_CONF, struct tier_names */
+
+struct strbuf;
+struct tierfs;
+struct tfs_inode;
+
+/* The stored attribute (root only: the kernel wants CAP_SYS_ADMIN for
+ * trusted.*, and the daemon checks uid 0 as well). */
+#define QUOTA_XATTR TIERFS_XATTR_QUOTA_SET
+/* "no limit" in struct quota_limits */
+#define QUOTA_NONE UINT64_MAX
+
+/* A parsed value of QUOTA_XATTR. */
+struct quota_limits {
+	uint64_t total;		       /* bytes, or QUOTA_NONE */
+	uint64_t tier[TIER_MAX_CONF]; /* bytes per tier, or QUOTA_NONE */
+};
+
+/* One node of the quota tree.  All fields: quota_lock. */
+struct quota {
+	struct quota *q_parent; /* nearest node above; NULL at the top */
+	uint32_t q_refs;
+	bool q_set;		  /* the directory has the attribute */
+	struct quota_limits q_lim; /* in force while q_set */
+	uint64_t q_used;	  /* bytes held below, all tiers */
+	uint64_t q_tused[TIER_MAX_CONF]; /* bytes held below, per tier */
+};
+
+/* ---- pure parts (no lock, no fs; the unit suite tests them) ---- */
+
+/*
+ * quota_parse() - parse a value of QUOTA_XATTR: "SIZE" (the total) or
+ * a comma-separated list of "KEY:SIZE", KEY a tier of @names or
+ * "total", each at most once, SIZE as size_parse() takes it.  One
+ * trailing newline or NUL is allowed; nothing else (no blanks).
+ * Return: 0 and *ret, or -EINVAL (nothing written).
+ */
+int quota_parse(const struct tier_names *names, const char *value,
+		size_t len, struct quota_limits *ret);
+
+/*
+ * quota_chain_charge() - charge @bytes on tier @t to @q and every node
+ * above it, all or nothing: -EDQUOT when some node's total would pass
+ * its limit, -ENOSPC when some node's cap on @t would (total checked
+ * first, over the whole chain).  quota_lock held (or a private chain).
+ */
+int quota_chain_charge(struct quota *q, unsigned t, uint64_t bytes);
+/* Give back @bytes on tier @t along the chain (clamped at zero). */
+void quota_chain_uncharge(struct quota *q, unsigned t, uint64_t bytes);
+/* Move @bytes from tier @src to @dst along the chain: -ENOSPC when a
+ * cap on @dst would be passed (nothing changed). */
+int quota_chain_move(struct quota *q, unsigned src, unsigned dst,
+		     uint64_t bytes);
+
+/* ---- data path (data_extent.c, data_move.c, migrate.c) ---- */
+
+/* Charge one extent on tier @t to @inode's quotas: 0, -EDQUOT (a total
+ * is reached: no tier helps) or -ENOSPC (a cap on @t: try the next
+ * tier).  i_dlock exclusive. */
+int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t);
+/* Give back @n extents on tier @t.  i_dlock exclusive (or the inode is
+ * being freed). */
+void quota_uncharge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		    uint64_t n);
+/* An extent of @inode moves from tier @src to @dst: 0, or -ENOSPC when
+ * a cap on @dst is reached (then it must not move).  i_dlock
+ * exclusive, at the switch. */
+int quota_move(struct tierfs *fs, struct tfs_inode *inode, unsigned src,
+	       unsigned dst);
+/* Whether one more extent of @inode fits under every cap on tier @t
+ * (for the migrator's choice of destination; a hint, quota_move()
+ * decides).  i_dlock held, or ns_lock. */
+bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t);
+
+/* ---- namespace (namespace.c, placement.c) ---- */
+
+/* A new regular file in @dir joins the quota tree of @dir.  ns_lock
+ * exclusive, before @inode is visible. */
+void quota_inherit(struct tierfs *fs, struct tfs_inode *inode,
+		   struct tfs_inode *dir);
+/* Whether directories @a and @b are in the same quota tree (a rename
+ * between them keeps every file's quotas).  ns_lock held. */
+bool quota_same_tree(struct tierfs *fs, struct tfs_inode *a,
+		     struct tfs_inode *b);
+/* Whether @inode may get a name in @dir (its quotas are @dir's).
+ * ns_lock held. */
+bool quota_may_link(struct tierfs *fs, struct tfs_inode *inode,
+		    struct tfs_inode *dir);
+/*
+ * quota_statfs() - apply the quotas above @inode to a statfs answer:
+ * @total and @avail (bytes, of the allowed tiers, @tfree[t] free on
+ * tier t, 0 for tiers not allowed) become the innermost total limit
+ * and the room left under every limit.  Takes ns_lock shared.
+ */
+void quota_statfs(struct tierfs *fs, struct tfs_inode *inode,
+		  const uint64_t tfree[TIER_MAX_CONF], uint64_t *total,
+		  uint64_t *avail);
+/* Drop @inode's reference to its node (inode_free(), via xattr.c's
+ * xattr_release()).  No lock held. */
+void quota_release(struct tfs_inode *inode);
+
+/* ---- the attributes (xattr.c, ctl.c) ---- */
+
+/*
+ * quota_xattr_check() - before xattr.c stores @name = @value on @inode:
+ * 0 for any other name; for QUOTA_XATTR, -EPERM unless @uid is 0,
+ * -ENOTDIR unless @inode is a directory, -EINVAL for a bad value, else
+ * the directory gets its node (-ENOMEM; a new node sums the usage
+ * below it, walking the subtree) and 0.  The limits change only in
+ * quota_xattr_sync(), after the store.  Takes ns_lock exclusive.
+ */
+int quota_xattr_check(struct tierfs *fs, struct tfs_inode *inode,
+		      const char *name, const void *value, size_t size,
+		      uid_t uid);
+/* After QUOTA_XATTR of @inode was stored or removed (any other @name:
+ * nothing): the limits follow the stored value, or lift.  Cannot fail.
+ * Takes ns_lock exclusive, then i_lock. */
+void quota_xattr_sync(struct tierfs *fs, struct tfs_inode *inode,
+		      const char *name);
+/* The computed TIERFS_XATTR_QUOTA of @inode (ctl_proto.h) into @out.
+ * Return: 0, -ENODATA (no quota above it) or -ENOMEM.  Takes ns_lock
+ * shared. */
+int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
+		     struct strbuf *out);
+
+#endif /* TIERFS_QUOTA_H */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * throttle.h -- a bandwidth limiter on the monotonic clock, and the
+ * monotonic-time helpers the migrator shares with it.
+ *
+ * Every caller of throttle_wait() on one struct throttle shares its
+ * bandwidth: a call reserves the next bytes/bw seconds after the last
+ * reservation (or now, if that is past) and sleeps until they have
+ * passed.  throttle_stop() ends every wait, now and later, at once.
+ * Locking: t->lock, internal; no other lock may be held across
+ * throttle_wait() that a mover's progress needs.  Nothing here fails.
+ */
+#ifndef TIERFS_THROTTLE_H
+#define TIERFS_THROTTLE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * The bandwidth limit shared by every move: each move reserves the next
+ * bytes/bw seconds of the mount's migration time and sleeps until that
+ * slot has passed, so N moves take at least N * bytes / bw seconds, in
+ * one thread or many, and an idle limiter saves up no burst.
+ */
+struct throttle {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* broadcast when stopping */
+	uint64_t next_ns;	/* lock; CLOCK_MONOTONIC end of the last slot */
+	bool stop;		/* lock; unmounting: no more waiting */
+};
+
+/* CLOCK_MONOTONIC now, in nanoseconds; and such a time as a timespec. */
+uint64_t mono_ns(void);
+struct timespec ns_to_ts(uint64_t ns);
+/* A condition variable whose timed waits use CLOCK_MONOTONIC: setting
+ * the date must not stall or hurry anything. */
+void cond_init_mono(pthread_cond_t *c);
+
+void throttle_init(struct throttle *t);
+void throttle_destroy(struct throttle *t);
+/* Wake and release every waiter for good (unmount). */
+void throttle_stop(struct throttle *t);
+/* Wait for @bytes' share of @bw bytes/s (0: no limit, no wait). */
+void throttle_wait(struct throttle *t, uint64_t bw, uint64_t bytes);
+
+#endif /* TIERFS_THROTTLE_H */

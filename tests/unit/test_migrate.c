@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test_migrate.c -- Check suite for fs/migrate.c's decisions, on a real
+ * in-process mount (t_fs.h) driven one pass at a time with
+ * migrator_run_pass(): no thread, no timing.
+ *
+ *  - heat at the edges of "hot" (test_heat.c covers the arithmetic;
+ *    here: which extents a pass promotes, after decay, with a stamp
+ *    newer than the pass's clock);
+ *  - demotion to the low watermark, coldest (then least recent) first;
+ *  - the victim of an exchange goes where its own policy allows
+ *    (victim_dst()), and to the promoted extent's old tier otherwise;
+ *  - drain: everything leaves a draining tier, even against a policy
+ *    that names only it, and what finds no room is counted as stuck;
+ *  - a file removed during a pass is let go at once, not moved;
+ *  - every tier call of a pass failed in turn: data and slot counts hold;
+ *  - the bandwidth limit is one for every mover (migrate_throttle() from
+ *    two threads), and kicks of the migrator thread coalesce.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "faulty_tier.h"
+#include "heat.h"
+#include "t_fs.h"
+#include "tap.h"
+#include "xattr.h"
+
+#define EXT (64u * 1024)
+
+static struct t_fs T;
+static struct tierfs *fs;
+
+static void setup3(int high, int low)
+{
+	/* ram 4, mid 8, slow 32 extents */
+	static const uint32_t slots[] = { 4, 8, 32 };
+
+	t_fs_setup(&T, EXT, 3, slots);
+	fs = T.fs;
+	/* mounted 100 s ago: stamps a few ticks old are not before tick 0
+	 * (the migrator orders equal heat by raw stamp) */
+	fs->start.tv_sec -= 100;
+	T.opt.high_wm = high;
+	T.opt.low_wm = low;
+	fs->opt.high_wm = high;
+	fs->opt.low_wm = low;
+}
+
+static void setup(void)
+{
+	setup3(100, 90);
+}
+
+static void teardown(void)
+{
+	t_gate_off();
+	t_fs_teardown(&T);
+	fs = NULL;
+}
+
+/* Set extent @idx's heat, stamped @age ticks before now (negative: a
+ * stamp newer than the clock the pass will read). */
+static void t_set_heat(struct tfs_inode *ino, uint64_t idx, uint32_t heat,
+		       int32_t age)
+{
+	struct extent *e;
+
+	pthread_rwlock_wrlock(&ino->i_dlock);
+	e = extent_map_lookup(&ino->i_map, idx);
+	ck_assert_ptr_nonnull(e);
+	e->heat = (uint16_t)heat;
+	e->stamp = tierfs_tick(fs) - (uint32_t)age;
+	pthread_rwlock_unlock(&ino->i_dlock);
+}
+
+/* A file of @n extents placed on tier @tier (by a policy set, then
+ * removed again), heat 0. */
+static struct tfs_inode *t_file_on(struct t_file *f, const char *name,
+				   unsigned n, unsigned tier, unsigned seed)
+{
+	const char *tn = fs->tiers[tier]->name;
+
+	t_file_init(f, t_create(fs, name), 16 * EXT);
+	ck_assert_int_eq(xattr_set(fs, f->ino, "user.tierfs.tiers", tn,
+				   strlen(tn), 0, 0), 0);
+	ck_assert_int_eq(t_write(fs, f, 0, n * EXT, seed), (ssize_t)(n * EXT));
+	ck_assert_int_eq(xattr_remove(fs, f->ino, "user.tierfs.tiers", 0), 0);
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(t_tier_of(f->ino, i), (int)tier);
+		t_set_heat(f->ino, i, 0, 0);
+	}
+	return f->ino;
+}
+
+static unsigned t_count_on(struct tfs_inode *ino, unsigned tier)
+{
+	unsigned n = 0;
+
+	for (uint64_t i = 0; i < 16; i++)
+		n += t_tier_of(ino, i) == (int)tier;
+	return n;
+}
+
+static struct migrate_stats t_pass(void)
+{
+	struct migrate_stats st;
+
+	ck_assert_int_eq(migrator_run_pass(fs, &st), 0);
+	ck_assert_uint_eq(st.passes, 1);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_hot_threshold)
+{
+	/* hot: promote_passes units, less an eighth for decay between
+	 * passes (3 * 16 - 6 = 42) */
+	const uint32_t hot_min = 3 * HEAT_UNIT - (3 * HEAT_UNIT) / 8;
+	const uint32_t half = fs->half_life_ticks;
+	struct t_file f;
+
+	t_file_on(&f, "f", 5, 2, 1);
+	t_set_heat(f.ino, 0, hot_min, 0);	   /* just hot */
+	t_set_heat(f.ino, 1, hot_min - 1, 0);	   /* just not */
+	t_set_heat(f.ino, 2, 2 * hot_min, (int32_t)half); /* decayed to hot */
+	t_set_heat(f.ino, 3, 2 * hot_min, (int32_t)(2 * half)); /* to half */
+	t_set_heat(f.ino, 4, hot_min, -50);	   /* stamped after "now" */
+	t_pass();
+	ck_assert_int_eq(t_tier_of(f.ino, 0), 0);
+	ck_assert_int_eq(t_tier_of(f.ino, 1), 2);
+	ck_assert_int_eq(t_tier_of(f.ino, 2), 0);
+	ck_assert_int_eq(t_tier_of(f.ino, 3), 2);
+	ck_assert_int_eq(t_tier_of(f.ino, 4), 0);
+	t_verify(fs, &f);
+	/* nothing left to do: a second pass moves nothing */
+	ck_assert_uint_eq(t_pass().moved, 0);
+	/* promote=0 keeps even a saturated extent where it is */
+	ck_assert_int_eq(xattr_set(fs, f.ino, "user.tierfs.promote", "0", 1, 0,
+				   0), 0);
+	t_set_heat(f.ino, 1, HEAT_MAX, 0);
+	ck_assert_uint_eq(t_pass().moved, 0);
+	ck_assert_int_eq(t_tier_of(f.ino, 1), 2);
+	t_file_done(&f);
+}
+END_TEST
+
+START_TEST(test_demote_coldest_first)
+{
+	struct t_file f;
+
+	/* ram 4 slots: high 75% = 3, low 50% = 2 */
+	teardown();
+	setup3(75, 50);
+	t_file_on(&f, "f", 4, 0, 1);
+	t_set_heat(f.ino, 0, 40, 0);
+	t_set_heat(f.ino, 1, 10, 5);  /* cold, older */
+	t_set_heat(f.ino, 2, 10, 1);  /* as cold, more recent */
+	t_set_heat(f.ino, 3, 200, 0);
+	t_pass();
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 2);
+	ck_assert_int_eq(t_tier_of(f.ino, 0), 0);
+	ck_assert_int_eq(t_tier_of(f.ino, 1), 1); /* to the next tier down */
+	ck_assert_int_eq(t_tier_of(f.ino, 2), 1);
+	ck_assert_int_eq(t_tier_of(f.ino, 3), 0);
+	t_verify(fs, &f);
+	/* at the low mark: nothing moves */
+	ck_assert_uint_eq(t_pass().moved, 0);
+	/* one more extent: at the high mark, not above it: nothing moves */
+	t_set_heat(f.ino, 0, 100, 0);
+	ck_assert_int_eq(t_write(fs, &f, 5 * EXT, 10, 2), 10);
+	ck_assert_int_eq(t_tier_of(f.ino, 5), 0);
+	t_set_heat(f.ino, 5, 1, 0);
+	ck_assert_uint_eq(t_pass().moved, 0);
+	/* two: above it, and back down to the low mark, coldest first */
+	ck_assert_int_eq(t_write(fs, &f, 6 * EXT, 10, 2), 10);
+	t_set_heat(f.ino, 6, 2, 0);
+	t_pass();
+	ck_assert_int_eq(t_tier_of(f.ino, 5), 1);
+	ck_assert_int_eq(t_tier_of(f.ino, 6), 1);
+	ck_assert_int_eq(t_tier_of(f.ino, 0), 0);
+	ck_assert_int_eq(t_tier_of(f.ino, 3), 0);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 2);
+	t_verify(fs, &f);
+	t_file_done(&f);
+}
+END_TEST
+
+/* _i 0: the victim's policy allows ram,mid only: it goes to mid, never
+ * to slow; _i 1: no policy: it takes the promoted extent's slow slot. */
+START_TEST(test_exchange_victim_policy)
+{
+	struct t_file r, h;
+
+	t_file_on(&r, "r", 4, 0, 1);
+	if (_i == 0)
+		ck_assert_int_eq(xattr_set(fs, r.ino, "user.tierfs.tiers",
+					   "t0,t1", 5, 0, 0), 0);
+	for (unsigned i = 0; i < 4; i++)
+		t_set_heat(r.ino, i, 2, (int32_t)i);
+	t_file_on(&h, "h", 2, 2, 2);
+	t_set_heat(h.ino, 0, 100, 0);
+	t_set_heat(h.ino, 1, 90, 0);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 4);
+	t_pass();
+	ck_assert_uint_eq(t_count_on(h.ino, 0), 2);
+	ck_assert_uint_eq(t_count_on(r.ino, 0), 2);
+	if (_i == 0) {
+		ck_assert_uint_eq(t_count_on(r.ino, 1), 2);
+		ck_assert_uint_eq(t_count_on(r.ino, 2), 0);
+	} else {
+		ck_assert_uint_eq(t_count_on(r.ino, 2), 2);
+	}
+	/* the oldest of the equally cold ones went first */
+	ck_assert_int_ne(t_tier_of(r.ino, 3), 0);
+	ck_assert_int_ne(t_tier_of(r.ino, 2), 0);
+	t_verify(fs, &r);
+	t_verify(fs, &h);
+	ck_assert_uint_eq(t_used(fs), 6);
+	/* stable: no ping-pong */
+	ck_assert_uint_eq(t_pass().moved, 0);
+	t_file_done(&r);
+	t_file_done(&h);
+}
+END_TEST
+
+START_TEST(test_drain)
+{
+	struct t_file a, b;
+	struct migrate_stats st;
+
+	t_file_on(&a, "a", 3, 0, 1);
+	t_file_on(&b, "b", 1, 0, 2);
+	/* b may live on ram only, yet a drain moves it too */
+	ck_assert_int_eq(xattr_set(fs, b.ino, "user.tierfs.tiers", "t0", 2, 0,
+				   0), 0);
+	__atomic_or_fetch(&fs->draining, 1u, __ATOMIC_RELAXED);
+	st = t_pass();
+	ck_assert_uint_eq(st.drain_stuck, 0);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 0);
+	ck_assert_uint_eq(t_count_on(a.ino, 1), 3); /* next slower first */
+	ck_assert_uint_eq(t_count_on(b.ino, 0), 0);
+	t_verify(fs, &a);
+	t_verify(fs, &b);
+	/* hot data is not promoted onto a draining tier */
+	t_set_heat(a.ino, 0, HEAT_MAX, 0);
+	ck_assert_uint_eq(t_pass().moved, 0);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 0);
+	/* drain mid and slow too: nowhere to go, all stuck */
+	__atomic_or_fetch(&fs->draining, 6u, __ATOMIC_RELAXED);
+	st = t_pass();
+	ck_assert_uint_eq(st.drain_stuck, 4);
+	ck_assert_uint_eq(st.moved, 0);
+	/* undrained: b goes home to ram, a may stay */
+	__atomic_store_n(&fs->draining, 0, __ATOMIC_RELAXED);
+	t_pass();
+	ck_assert_int_eq(t_tier_of(b.ino, 0), 0);
+	t_verify(fs, &a);
+	t_verify(fs, &b);
+	ck_assert_uint_eq(t_used(fs), 4);
+	t_file_done(&a);
+	t_file_done(&b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* a file removed while a pass runs */
+
+static struct {
+	struct tfs_inode *orphan, *keep;
+	uint64_t used_at_keep; /* slots in use when keep's move began */
+	unsigned orphan_moves;
+} rm;
+
+static void rm_hook(enum testhook_point point, struct tfs_inode *inode,
+		    uint64_t idx)
+{
+	(void)idx;
+	if (point == TESTHOOK_MIGRATE_COLLECTED && rm.orphan) {
+		/* unlink + close + forget: only the pass's pin holds it */
+		t_unlink(fs, "o");
+		t_forget(fs, rm.orphan);
+	} else if (point == TESTHOOK_MOVE_COPIED) {
+		if (inode == rm.orphan)
+			rm.orphan_moves++;
+		if (inode == rm.keep && !rm.used_at_keep)
+			rm.used_at_keep = t_used(fs);
+	}
+}
+
+START_TEST(test_orphan_released)
+{
+	struct t_file o, k;
+
+	memset(&rm, 0, sizeof(rm));
+	/* both hot on slow; the orphan hotter, so considered first */
+	rm.orphan = t_file_on(&o, "o", 3, 2, 1);
+	rm.keep = t_file_on(&k, "k", 1, 2, 2);
+	for (unsigned i = 0; i < 3; i++)
+		t_set_heat(o.ino, i, 500, 0);
+	t_set_heat(k.ino, 0, 100, 0);
+	__atomic_store_n(&testhook_fn, rm_hook, __ATOMIC_RELEASE);
+	t_pass();
+	t_gate_off();
+	ck_assert_uint_eq(rm.orphan_moves, 0);
+	/* its three slots were free before the pass went on */
+	ck_assert_uint_eq(rm.used_at_keep, 1);
+	ck_assert_uint_eq(t_used(fs), 1);
+	ck_assert_int_eq(t_tier_of(k.ino, 0), 0);
+	t_verify(fs, &k);
+	t_file_done(&o);
+	t_file_done(&k);
+	t_assert_no_leak(fs);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* every tier call of a pass failed in turn */
+
+/* _i: the tier armed */
+START_TEST(test_pass_faults)
+{
+	unsigned n, tier = (unsigned)_i;
+
+	teardown();
+	setup3(75, 50);
+	for (n = 1; n < 1000; n++) {
+		struct t_file a, b;
+		bool fired;
+
+		/* a: 4 on ram (above high: 2 are demoted); b: hot on slow,
+		 * for the room the demotion makes */
+		t_file_on(&a, "a", 4, 0, 1);
+		t_file_on(&b, "b", 2, 2, 2);
+		t_set_heat(b.ino, 0, 300, 0);
+		t_set_heat(b.ino, 1, 300, 0);
+		faulty_tier_arm(fs->tiers[tier], (int)n, EIO);
+		t_pass();
+		fired = faulty_tier_fired(fs->tiers[tier]);
+		faulty_tier_disarm(fs->tiers[tier]);
+		t_verify(fs, &a);
+		t_verify(fs, &b);
+		ck_assert_uint_eq(t_used(fs), 6);
+		t_assert_no_leak(fs);
+		ck_assert_int_eq(t_write(fs, &a, 10, 20, 3), 20);
+		t_verify(fs, &a);
+		t_unlink(fs, "a");
+		t_forget(fs, a.ino);
+		t_unlink(fs, "b");
+		t_forget(fs, b.ino);
+		t_file_done(&a);
+		t_file_done(&b);
+		ck_assert_uint_eq(t_used(fs), 0);
+		if (!fired)
+			break;
+	}
+	ck_assert_uint_gt(n, 1);
+	ck_assert_uint_lt(n, 1000);
+}
+END_TEST
+
+START_TEST(test_run_pass_busy)
+{
+	ck_assert_int_eq(migrator_start(fs), 0);
+	ck_assert_int_eq(migrator_run_pass(fs, NULL), -EBUSY);
+	migrator_stop(fs);
+	ck_assert_int_eq(migrator_run_pass(fs, NULL), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* one bandwidth limit for all movers; kicks coalesce */
+
+static double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *throttle_main(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 4; i++)
+		migrate_throttle(fs, 256 * 1024);
+	return NULL;
+}
+
+START_TEST(test_throttle_shared)
+{
+	pthread_t a, b;
+	double t0;
+
+	/* 8 x 256 KiB = 2 MiB at 4 MiB/s, from two threads: >= 0.5 s */
+	fs->opt.migrate_bw = 4u << 20;
+	t0 = t_now();
+	ck_assert_int_eq(pthread_create(&a, NULL, throttle_main, NULL), 0);
+	ck_assert_int_eq(pthread_create(&b, NULL, throttle_main, NULL), 0);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	ck_assert_msg(t_now() - t0 >= 0.5, "2 MiB at 4 MiB/s in %.3f s",
+		      t_now() - t0);
+	/* no limit: no wait */
+	fs->opt.migrate_bw = 0;
+	t0 = t_now();
+	throttle_main(NULL);
+	ck_assert(t_now() - t0 < 0.5);
+}
+END_TEST
+
+START_TEST(test_kicks_coalesce)
+{
+	struct migrate_stats st;
+	double t0;
+
+	ck_assert_int_eq(migrator_start(fs), 0);
+	t0 = t_now();
+	/* a kick every millisecond for a second: at most one pass every
+	 * 250 ms (and the first one) */
+	while (t_now() - t0 < 1.0) {
+		migrator_kick(fs);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	migrator_get_stats(fs, &st);
+	migrator_stop(fs);
+	ck_assert_msg(st.passes <= 6, "%llu passes in 1 s of kicks",
+		      (unsigned long long)st.passes);
+	ck_assert_uint_ge(st.passes, 2); /* but kicks do bring passes */
+}
+END_TEST
+
+static Suite *migrate_suite(void)
+{
+	Suite *s = suite_create("migrate");
+	TCase *tc = tcase_create("decisions");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_hot_threshold);
+	tcase_add_test(tc, test_demote_coldest_first);
+	tcase_add_loop_test(tc, test_exchange_victim_policy, 0, 2);
+	tcase_add_test(tc, test_drain);
+	tcase_add_test(tc, test_orphan_released);
+	tcase_add_loop_test(tc, test_pass_faults, 0, 3);
+	tcase_add_test(tc, test_run_pass_busy);
+	tcase_add_test(tc, test_throttle_shared);
+	tcase_add_test(tc, test_kicks_coalesce);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tap_run(migrate_suite());
+}
