@@ -42,6 +42,7 @@
 #include "placement.h"
 #include "heat.h"
 #include "tier.h"
+#include "track.h"
 #include "macro.h"
 #include "banned.h"
 
@@ -74,6 +75,7 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 			memset(buf + done, 0, n);
 		} else {
 			heat_touch(e, now, fs->half_life_ticks);
+			track_touch(fs, inode, idx, e, now);
 			r = tier_read(fs->tiers[e->tier], e->slot, eoff,
 				      buf + done, n);
 			if (r < 0) {
@@ -124,6 +126,7 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 			p = buf + done;
 		} else {
 			heat_touch(e, now, fs->half_life_ticks);
+			track_touch(fs, inode, pos >> fs->extent_shift, e, now);
 			p = tier_read_direct(fs->tiers[e->tier], e->slot, eoff,
 					     k);
 			if (!p) {
@@ -184,6 +187,11 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		ssize_t w;
 
 		if (e) {
+			/* the units it lacks, here or on a tier with room */
+			r = extent_grow(fs, inode, idx, &pol, eoff, n);
+			if (r < 0)
+				break;
+			e = extent_map_lookup(&inode->i_map, idx);
 			e->wgen = ++inode->i_wgen;
 			w = tier_write(fs->tiers[e->tier], e->slot, eoff,
 				       buf + done, n);
@@ -204,7 +212,7 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 			 */
 			for (;;) {
 				e = extent_place(fs, inode, idx, failed, &pol,
-						 &r);
+						 eoff, n, &r);
 				if (!e)
 					break;
 				w = tier_write(fs->tiers[e->tier], e->slot,
@@ -225,6 +233,7 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 			}
 		}
 		heat_touch(e, now, fs->half_life_ticks);
+		track_touch(fs, inode, idx, e, now);
 		done += n;
 	}
 	if (done > 0) {
@@ -252,8 +261,8 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
 		uint64_t idx = size >> fs->extent_shift;
 
 		if (eoff) {
-			r = zero_in_extent(fs, inode, idx, eoff,
-					   fs->extent_size - eoff);
+			r = punch_in_extent(fs, inode, idx, eoff,
+					    fs->extent_size - eoff);
 			idx++;
 		}
 		if (r == 0)
@@ -276,19 +285,33 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
 	return r;
 }
 
-/* Allocate every hole in [first, last]; on failure give back what this
- * call allocated so that a failed fallocate changes nothing.  Called with
- * i_dlock exclusive. */
+/*
+ * Allocate every unit of [off, end): holes get extents, present extents
+ * the units they lack.  On failure the extents this call made are given
+ * back; units it added to extents that were there stay (they read as
+ * zeros, and count in st_blocks, as after a fallocate that succeeded in
+ * part).  Called with i_dlock exclusive.
+ */
 static int alloc_range(struct tierfs *fs, struct tfs_inode *inode,
-		       uint64_t first, uint64_t last, const struct policy *pol)
+		       uint64_t off, uint64_t end, const struct policy *pol)
 {
+	uint64_t first = off >> fs->extent_shift;
+	uint64_t last = (end - 1) >> fs->extent_shift;
 	int r = 0;
 	uint64_t idx;
 
 	for (idx = first; idx <= last; idx++) {
-		if (extent_map_lookup(&inode->i_map, idx))
+		uint64_t a = idx == first ? off & ext_mask(fs) : 0;
+		uint64_t z = idx == last ? ((end - 1) & ext_mask(fs)) + 1
+					 : fs->extent_size;
+
+		if (extent_map_lookup(&inode->i_map, idx)) {
+			r = extent_grow(fs, inode, idx, pol, a, z - a);
+			if (r < 0)
+				break;
 			continue;
-		if (!extent_place(fs, inode, idx, 0, pol, &r))
+		}
+		if (!extent_place(fs, inode, idx, 0, pol, a, z - a, &r))
 			break;
 		/* mark ours so that a rollback knows what to undo */
 		extent_map_lookup(&inode->i_map, idx)->flags |= EXTENT_F_NEW;
@@ -320,20 +343,21 @@ static int punch(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 		if ((off & mask) == 0 && ((end & mask) == 0))
 			drop_from(fs, inode, first, first);
 		else
-			return zero_in_extent(fs, inode, first, off & mask,
-					      end - off);
+			return punch_in_extent(fs, inode, first, off & mask,
+					       end - off);
 		return 0;
 	}
-	/* partial head and tail extents are zeroed, whole ones freed */
+	/* partial head and tail extents give back the units inside the
+	 * range, whole ones are freed */
 	if (off & mask) {
-		r = zero_in_extent(fs, inode, first, off & mask,
-				   fs->extent_size - (off & mask));
+		r = punch_in_extent(fs, inode, first, off & mask,
+				    fs->extent_size - (off & mask));
 		if (r < 0)
 			return r;
 		first++;
 	}
 	if (end & mask) {
-		r = zero_in_extent(fs, inode, last, 0, end & mask);
+		r = punch_in_extent(fs, inode, last, 0, end & mask);
 		if (r < 0)
 			return r;
 		if (last == 0)
@@ -392,8 +416,7 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		 * The space first, all of it or none (alloc_range() rolls
 		 * back): a zero-range that fails for room changes nothing.
 		 */
-		r = alloc_range(fs, inode, off >> fs->extent_shift,
-				(end - 1) >> fs->extent_shift, &pol);
+		r = alloc_range(fs, inode, off, end, &pol);
 		if (r == 0 && (mode & FALLOC_FL_ZERO_RANGE))
 			r = zero_range(fs, inode, off, end);
 	}
@@ -541,15 +564,12 @@ void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 
 	memset(bytes, 0, sizeof(uint64_t) * TIER_MAX_CONF);
 	extent_for_each(&inode->i_map, e, idx)
-		bytes[e->tier] += fs->extent_size;
+		bytes[e->tier] += tier_held(fs->tiers[e->tier], e->slot);
 }
 
 
 uint64_t data_blocks(struct tierfs *fs, struct tfs_inode *inode)
 {
 	/* benign race: a torn-free 64-bit load of a count */
-	uint64_t n = __atomic_load_n(&inode->i_map.nr_extents,
-				     __ATOMIC_RELAXED);
-
-	return n * (fs->extent_size / 512);
+	return __atomic_load_n(&inode->i_bytes, __ATOMIC_RELAXED) / 512;
 }

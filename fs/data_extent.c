@@ -28,23 +28,77 @@
 #include "fs.h"
 #include "inode.h"
 #include "quota.h"
+#include "track.h"
 #include "tier.h"
 #include "macro.h"
 #include "log.h"
+#include "never.h"
 #include "banned.h"
+
+/* The tier bytes @inode's extents hold change by @delta (i_bytes). */
+static void bytes_add(struct tfs_inode *inode, int64_t delta)
+{
+	__atomic_add_fetch(&inode->i_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
+/* Bytes of the units of tier @t that touch [@off, @off+@len) of an
+ * extent: what a fresh slot must hold for them. */
+static uint64_t unit_span_bytes(const struct tier *t, uint64_t off,
+				uint64_t len)
+{
+	uint64_t unit = tier_unit(t);
+
+	return len ? ALIGN_UP(off + len, unit) - ALIGN_DOWN(off, unit) : 0;
+}
+
+/*
+ * Take a fresh slot on tier @t holding the units of [@eoff, @eoff+@len)
+ * plus @extra bytes of quota (an extent's held bytes that come along
+ * when it moves), charging @inode's quotas.  i_dlock exclusive.
+ * Return: 0 and *ret_slot; -EDQUOT; -ENOSPC (the tier, the medium or a
+ * quota's cap on it is full); or a tier's -errno.  On failure nothing
+ * is held.
+ */
+static int slot_take(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		     uint64_t idx, uint64_t eoff, uint64_t len, uint64_t extra,
+		     uint32_t *ret_slot)
+{
+	struct tier *tt = fs->tiers[t];
+	uint64_t need = unit_span_bytes(tt, eoff, len) + extra;
+	int r = quota_charge(fs, inode, t, need);
+
+	if (r < 0)
+		return r;
+	r = tier_slot_get(tt, ret_slot);
+	if (r == 0) {
+		r = tier_charge(tt, *ret_slot, eoff, len, NULL);
+		if (r < 0)
+			tier_slot_free(tt, *ret_slot);
+	}
+	if (r < 0) {
+		quota_uncharge(fs, inode, t, need);
+		if (r == -ENOSPC && tier_medium_full(tt))
+			tier_fail(fs, t, inode,
+				  (idx << fs->extent_shift) + eoff,
+				  "placement", r);
+	}
+	return r;
+}
 
 /*
  * Allocate a slot for extent @idx of @inode on the first tier with room
- * and insert it.  Called with i_dlock exclusive.  The quotas above the
- * file are charged here, where the slot is taken (quota.h): a tier whose
- * cap in some quota is reached is skipped as if it were full, a quota
- * whose total is reached fails the placement with EDQUOT.
+ * for the units of [@eoff, @eoff+@len) and insert it.  Called with
+ * i_dlock exclusive.  The quotas above the file are charged here, where
+ * the space is taken (quota.h): a tier whose cap in some quota is
+ * reached is skipped as if it were full, a quota whose total is reached
+ * fails the placement with EDQUOT.
  * Return: the new entry, or NULL with *ret_err = -ENOSPC, -EDQUOT or
  * -ENOMEM.
  */
 struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 			    uint64_t idx, unsigned skip,
-			    const struct policy *pol, int *ret_err)
+			    const struct policy *pol, uint64_t eoff,
+			    uint64_t len, int *ret_err)
 {
 	uint8_t order[TIER_MAX_CONF];
 	unsigned n = policy_place_order(pol, idx << fs->extent_shift, order);
@@ -57,20 +111,12 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 
 		if ((skip | draining) & (1u << t))
 			continue;
-		r = quota_charge(fs, inode, t);
+		r = slot_take(fs, inode, t, idx, eoff, len, 0, &e.slot);
 		if (r == -EDQUOT)
 			break; /* no tier helps */
 		if (r == 0) {
-			r = tier_slot_alloc(fs->tiers[t], &e.slot);
-			if (r == 0) {
-				e.tier = (uint8_t)t;
-				break;
-			}
-			quota_uncharge(fs, inode, t, 1);
-			if (r == -ENOSPC && tier_medium_full(fs->tiers[t]))
-				tier_fail(fs, t, inode,
-					  idx << fs->extent_shift, "placement",
-					  r);
+			e.tier = (uint8_t)t;
+			break;
 		}
 		/* a tier cap in a quota spills as a full tier does */
 		__atomic_add_fetch(&fs->tiers[t]->stats.spills, 1,
@@ -84,12 +130,167 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 	e.stamp = tierfs_tick(fs);
 	r = extent_map_insert(&inode->i_map, idx, &e);
 	if (r < 0) {
+		uint64_t held = tier_held(fs->tiers[e.tier], e.slot);
+
 		tier_slot_free(fs->tiers[e.tier], e.slot);
-		quota_uncharge(fs, inode, e.tier, 1);
+		quota_uncharge(fs, inode, e.tier, held);
 		*ret_err = r;
 		return NULL;
 	}
+	bytes_add(inode, (int64_t)tier_held(fs->tiers[e.tier], e.slot));
+	track_add(fs, inode, idx, e.tier, pol);
 	return extent_map_lookup(&inode->i_map, idx);
+}
+
+/*
+ * Copy the held units of (@st, @sslot) into the fresh slot (@dt,
+ * @dslot), charging them there.  i_dlock exclusive.  Return: 0, -ENOMEM,
+ * -ENOSPC or a tier's -errno (logged: reads as "relocation read").
+ */
+static int copy_held(struct tierfs *fs, struct tfs_inode *inode,
+		     uint64_t idx, unsigned src, uint32_t sslot, unsigned dst,
+		     uint32_t dslot)
+{
+	size_t chunk = MIN((size_t)fs->extent_size, (size_t)TIERFS_MAX_IO);
+	struct tier *st = fs->tiers[src], *dt = fs->tiers[dst];
+	uint64_t off = 0, roff, rlen;
+	char *buf = NULL;
+	int r = 0;
+
+	while (r == 0 && tier_held_next(st, sslot, off, &roff, &rlen)) {
+		r = tier_charge(dt, dslot, roff, rlen, NULL);
+		if (!buf && r == 0) {
+			buf = malloc(chunk);
+			if (!buf)
+				r = -ENOMEM;
+		}
+		for (uint64_t o = roff; r == 0 && o < roff + rlen; o += chunk) {
+			size_t n = (size_t)MIN((uint64_t)chunk, roff + rlen - o);
+			ssize_t w = tier_read(st, sslot, o, buf, n);
+
+			if (w < 0) {
+				r = tier_fail(fs, src, inode,
+					      (idx << fs->extent_shift) + o,
+					      "relocation read", (int)w);
+				break;
+			}
+			w = tier_write(dt, dslot, o, buf, n);
+			if (w < 0)
+				r = tier_fail(fs, dst, inode,
+					      (idx << fs->extent_shift) + o,
+					      "relocation write", (int)w);
+		}
+		off = roff + rlen;
+	}
+	free(buf);
+	return r;
+}
+
+/*
+ * Move extent @idx, whose tier has no room for it to grow, to the first
+ * other tier of @pol's order that has room for what it holds plus the
+ * units of [@eoff, @eoff+@len), which it then holds too.  The extent
+ * keeps its heat; the copy is made under i_dlock exclusive (held by the
+ * caller), so nobody sees it half done.
+ * Return: 0; -ENOSPC when no tier has room; -EDQUOT; -ENOMEM; or a
+ * tier's -errno.  On failure the extent is as it was.
+ */
+static int extent_relocate(struct tierfs *fs, struct tfs_inode *inode,
+			   uint64_t idx, const struct policy *pol,
+			   uint64_t eoff, uint64_t len)
+{
+	struct extent *e = extent_map_lookup(&inode->i_map, idx);
+	uint8_t order[TIER_MAX_CONF];
+	unsigned n = policy_place_order(pol, idx << fs->extent_shift, order);
+	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
+	unsigned src = e->tier;
+	uint32_t sslot = e->slot, dslot;
+	uint64_t held = tier_held(fs->tiers[src], sslot);
+	int r = -ENOSPC;
+
+	__atomic_add_fetch(&fs->tiers[src]->stats.spills, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned t = order[i];
+
+		if (t == src || (draining & (1u << t)))
+			continue;
+		r = slot_take(fs, inode, t, idx, eoff, len, held, &dslot);
+		if (r == -EDQUOT)
+			return r;
+		if (r < 0)
+			continue;
+		r = copy_held(fs, inode, idx, src, sslot, t, dslot);
+		if (r == 0) {
+			uint64_t now = tier_held(fs->tiers[t], dslot);
+
+			/* the quota took span + held; the slot holds less
+			 * where the two overlap */
+			quota_uncharge(fs, inode, t,
+				       unit_span_bytes(fs->tiers[t], eoff,
+						       len) +
+					       held - now);
+			quota_uncharge(fs, inode, src, held);
+			tier_slot_free(fs->tiers[src], sslot);
+			e->tier = (uint8_t)t;
+			e->slot = dslot;
+			e->wgen = ++inode->i_wgen;
+			track_move(fs, inode, idx, src, t);
+			bytes_add(inode, (int64_t)(now - held));
+			return 0;
+		}
+		quota_uncharge(fs, inode, t,
+			       unit_span_bytes(fs->tiers[t], eoff, len) + held);
+		tier_slot_free(fs->tiers[t], dslot);
+		if (r != -ENOSPC)
+			return r;
+	}
+	return r;
+}
+
+/*
+ * Make extent @idx of @inode hold the units of [@eoff, @eoff+@len):
+ * charge those it lacks on its tier, or move it where there is room
+ * (extent_relocate()) when its tier or a quota's cap on it is full.
+ * i_dlock exclusive.  Return: 0 (the entry may have moved: look it up
+ * again), -ENOSPC, -EDQUOT, -ENOMEM or a tier's -errno.
+ */
+int extent_grow(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
+		const struct policy *pol, uint64_t eoff, uint64_t len)
+{
+	struct extent *e = extent_map_lookup(&inode->i_map, idx);
+	struct tier *tt;
+	uint64_t need;
+	int r;
+
+	if (NEVER(!e))
+		return -EIO;
+	tt = fs->tiers[e->tier];
+	need = tier_uncharged(tt, e->slot, eoff, len);
+	if (need == 0)
+		return 0;
+	r = quota_charge(fs, inode, e->tier, need);
+	if (r == -EDQUOT)
+		return r;
+	if (r == 0) {
+		r = tier_charge(tt, e->slot, eoff, len, NULL);
+		if (r == 0) {
+			/* a change of what the extent holds: a migrator's
+			 * copy made before it is stale */
+			e->wgen = ++inode->i_wgen;
+			bytes_add(inode, (int64_t)need);
+			return 0;
+		}
+		quota_uncharge(fs, inode, e->tier, need);
+		if (r != -ENOSPC)
+			return tier_fail(fs, e->tier, inode,
+					 (idx << fs->extent_shift) + eoff,
+					 "allocation", r);
+		if (tier_medium_full(tt))
+			tier_fail(fs, e->tier, inode,
+				  (idx << fs->extent_shift) + eoff,
+				  "allocation", r);
+	}
+	return extent_relocate(fs, inode, idx, pol, eoff, len);
 }
 
 /*
@@ -155,9 +356,13 @@ void extent_drop(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx)
 {
 	struct extent old;
 
+	track_drop(fs, inode, idx, idx);
 	if (extent_map_remove(&inode->i_map, idx, &old) == 0) {
+		uint64_t held = tier_held(fs->tiers[old.tier], old.slot);
+
 		tier_slot_free(fs->tiers[old.tier], old.slot);
-		quota_uncharge(fs, inode, old.tier, 1);
+		quota_uncharge(fs, inode, old.tier, held);
+		bytes_add(inode, -(int64_t)held);
 	}
 }
 
@@ -171,13 +376,13 @@ void extent_drop(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx)
 struct slot_batch {
 	uint32_t *slots[TIER_MAX_CONF];
 	uint32_t n[TIER_MAX_CONF], cap[TIER_MAX_CONF];
-	uint64_t freed[TIER_MAX_CONF]; /* slots given back, for the quota */
+	uint64_t freed[TIER_MAX_CONF]; /* bytes given back, for the quota */
 };
 
 static void batch_add(struct tierfs *fs, struct slot_batch *b, unsigned t,
 		      uint32_t slot)
 {
-	b->freed[t]++;
+	b->freed[t] += tier_held(fs->tiers[t], slot);
 	if (b->n[t] == b->cap[t]) {
 		uint32_t ncap = b->cap[t] ? b->cap[t] * 2 : 64;
 		uint32_t *v = realloc(b->slots[t], ncap * sizeof(*v));
@@ -216,6 +421,7 @@ static void batch_flush(struct tierfs *fs, struct tfs_inode *inode,
 		uint32_t n = b->n[t];
 
 		quota_uncharge(fs, inode, t, b->freed[t]);
+		bytes_add(inode, -(int64_t)b->freed[t]);
 		b->freed[t] = 0;
 
 		if (n > 1)
@@ -243,6 +449,7 @@ void drop_from(struct tierfs *fs, struct tfs_inode *inode, uint64_t first,
 	struct extent old;
 	uint64_t idx;
 
+	track_drop(fs, inode, first, last);
 	while (extent_map_next(&inode->i_map, first, &idx) && idx <= last) {
 		if (extent_map_remove(&inode->i_map, idx, &old) == 0)
 			batch_add(fs, &b, old.tier, old.slot);
@@ -253,58 +460,56 @@ void drop_from(struct tierfs *fs, struct tfs_inode *inode, uint64_t first,
 	batch_flush(fs, inode, &b);
 }
 
-/*
- * Zeros as many as the largest extent holds, in one read-only mapping
- * that costs no memory (every page is the kernel's zero page), or NULL
- * if it cannot be mapped.  Zeroing part of an extent with one tier write
- * from it makes the zeroing all or nothing: a truncate whose zeroing
- * fails leaves the file as it was, where tier_zero()'s 64 KiB steps
- * could fail half-way and leave zeros inside the size it kept.
- */
-#define ZEROS_MAX ((size_t)1 << 30) /* largest extent size */
-
-static const char *zeros_map;
-static pthread_once_t zeros_once = PTHREAD_ONCE_INIT;
-
-static void zeros_init(void)
-{
-	void *p = mmap(NULL, ZEROS_MAX, PROT_READ,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	zeros_map = p == MAP_FAILED ? NULL : p;
-}
-
-static const char *zeros_get(void)
-{
-	pthread_once(&zeros_once, zeros_init);
-	return zeros_map;
-}
-
 /* Zero [off, off+len) inside extent @idx if it is present, in one tier
- * write where it can (see zeros_get()).  Called with i_dlock exclusive. */
+ * write (tier_zero()); the extent holds every unit of
+ * the range (fallocate's zero-range allocated them).  Called with
+ * i_dlock exclusive. */
 int zero_in_extent(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		   uint64_t off, uint64_t len)
 {
 	struct extent *e = extent_map_lookup(&inode->i_map, idx);
-	const char *zeros;
 	int r;
 
 	if (!e || len == 0)
 		return 0;
 	e->wgen = ++inode->i_wgen;
-	zeros = zeros_get();
-	if (zeros && len <= ZEROS_MAX) {
-		ssize_t w = tier_write(fs->tiers[e->tier], e->slot, off, zeros,
-				       (size_t)len);
-
-		r = w < 0 ? (int)w : 0;
-	} else {
-		r = tier_zero(fs->tiers[e->tier], e->slot, off, (size_t)len);
-	}
+	/* one write: a failure changes nothing */
+	r = tier_zero(fs->tiers[e->tier], e->slot, off, (size_t)len);
 	if (r < 0)
 		r = tier_fail(fs, e->tier, inode, (idx << fs->extent_shift) + off,
 			      "zeroing", r);
 	return r;
+}
+
+/*
+ * Make [off, off+len) inside extent @idx read as zeros, giving back the
+ * units wholly inside it (tier_punch()), and drop the extent when it no
+ * longer holds anything.  Called with i_dlock exclusive.
+ * Return: 0 or a tier's -errno (logged).
+ */
+int punch_in_extent(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
+		    uint64_t off, uint64_t len)
+{
+	struct extent *e = extent_map_lookup(&inode->i_map, idx);
+	struct tier *tt;
+	uint64_t freed;
+	int r;
+
+	if (!e || len == 0)
+		return 0;
+	tt = fs->tiers[e->tier];
+	e->wgen = ++inode->i_wgen;
+	r = tier_punch(tt, e->slot, off, len, &freed);
+	if (freed) {
+		quota_uncharge(fs, inode, e->tier, freed);
+		bytes_add(inode, -(int64_t)freed);
+	}
+	if (r < 0)
+		return tier_fail(fs, e->tier, inode,
+				 (idx << fs->extent_shift) + off, "zeroing", r);
+	if (tier_held(tt, e->slot) == 0)
+		extent_drop(fs, inode, idx);
+	return 0;
 }
 
 struct release_ctx {
@@ -323,6 +528,7 @@ void data_release(struct tierfs *fs, struct tfs_inode *inode)
 {
 	struct release_ctx c = { .fs = fs };
 
+	track_release(fs, inode);
 	extent_map_release(&inode->i_map, release_one, &c);
 	batch_flush(fs, inode, &c.b);
 	free(inode->i_lost);

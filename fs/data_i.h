@@ -37,15 +37,33 @@ static inline uint64_t ext_mask(const struct tierfs *fs)
 
 /*
  * Allocate a slot for extent @idx of @inode on the first tier of @pol's
- * order with room, skipping the tiers in bit mask @skip and the ones
- * being drained, and insert it, charging the quotas above @inode
- * (quota.h; a tier cap there skips the tier).  i_dlock exclusive.
+ * order with room for the units of [@eoff, @eoff+@len) (bytes within
+ * the extent), skipping the tiers in bit mask @skip and the ones being
+ * drained, and insert it holding those units, charging the quotas
+ * above @inode (quota.h; a tier cap there skips the tier).  i_dlock
+ * exclusive.
  * Return: the new entry, or NULL with *ret_err = -ENOSPC, -EDQUOT (a
  * quota's total is reached) or -ENOMEM.
  */
 struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 			    uint64_t idx, unsigned skip,
-			    const struct policy *pol, int *ret_err);
+			    const struct policy *pol, uint64_t eoff,
+			    uint64_t len, int *ret_err);
+/*
+ * Make extent @idx (present) hold the units of [@eoff, @eoff+@len)
+ * before they are written: charged on its tier, or, when that tier (or
+ * a quota's cap on it) is full, the extent moves to the next tier of
+ * @pol's order with room.  i_dlock exclusive.
+ * Return: 0 (look the entry up again: it may have moved), -ENOSPC when
+ * no allowed tier has room, -EDQUOT, -ENOMEM or a tier's -errno.
+ */
+int extent_grow(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
+		const struct policy *pol, uint64_t eoff, uint64_t len);
+/* Make [@off, @off+@len) of extent @idx read as zeros, giving back the
+ * units wholly inside; the extent goes when it holds nothing more.
+ * i_dlock exclusive.  Return: 0 or a tier's -errno (logged). */
+int punch_in_extent(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
+		    uint64_t off, uint64_t len);
 /* Remove extent @idx and give its slot back (and its quota charge).
  * i_dlock exclusive. */
 void extent_drop(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx);
@@ -54,7 +72,8 @@ void extent_drop(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx);
 void drop_from(struct tierfs *fs, struct tfs_inode *inode, uint64_t first,
 	       uint64_t last);
 /* Zero [@off, @off+@len) inside extent @idx if it is present, all or
- * nothing.  i_dlock exclusive.  Return: 0 or a tier's -errno (logged). */
+ * nothing; the extent holds the range's units.  i_dlock exclusive.
+ * Return: 0 or a tier's -errno (logged). */
 int zero_in_extent(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		   uint64_t off, uint64_t len);
 /*

@@ -28,6 +28,7 @@
 #include "quota.h"
 #include "testhook.h"
 #include "tier.h"
+#include "track.h"
 #include "macro.h"
 #include "banned.h"
 
@@ -63,6 +64,29 @@ static int copy_chunk(struct tierfs *fs, struct tfs_inode *inode,
 	return 0;
 }
 
+/*
+ * The next run of units the source holds at or after @from, under the
+ * shared lock, if the extent is unchanged.  Return: 1 and the run, 0
+ * when there is none, -EAGAIN when the extent changed.
+ */
+static int next_run(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
+		    unsigned src, uint32_t slot, uint32_t gen, uint64_t from,
+		    uint64_t *ret_off, uint64_t *ret_len)
+{
+	const struct extent *e;
+	int r;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	e = extent_map_lookup(&inode->i_map, idx);
+	if (!e || e->tier != src || e->slot != slot || e->wgen != gen)
+		r = -EAGAIN;
+	else
+		r = tier_held_next(fs->tiers[src], slot, from, ret_off,
+				   ret_len);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return r;
+}
+
 int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 			uint64_t idx, unsigned src, uint32_t src_slot,
 			unsigned dst)
@@ -72,9 +96,12 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	size_t chunk = MIN((size_t)fs->extent_size, (size_t)TIERFS_MAX_IO);
 	struct tier *st = fs->tiers[src], *dt = fs->tiers[dst];
 	struct extent *e;
-	uint32_t gen, dslot;
-	uint64_t off;
+	uint32_t gen, dslot = 0;
+	bool have_dst = false;
+	uint64_t off = 0, roff = 0, rlen = 0;
+	size_t n = 0;
 	char *buf;
+	int more;
 	ssize_t r;
 
 	buf = malloc(chunk);
@@ -82,7 +109,8 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 		return -ENOMEM;
 
 	/* 1. note the write generation, copy the first chunk out under the
-	 * shared lock: readers go on, writers wait for one chunk at most */
+	 * shared lock: readers go on, writers wait for one chunk at most.
+	 * Only the units the extent holds are copied (tier.h). */
 	pthread_rwlock_rdlock(&inode->i_dlock);
 	e = extent_map_lookup(&inode->i_map, idx);
 	if (!e || e->tier != src || e->slot != src_slot) {
@@ -92,9 +120,18 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	}
 	gen = e->wgen;
 	pthread_rwlock_unlock(&inode->i_dlock);
-	r = copy_chunk(fs, inode, idx, src, src_slot, gen, 0, buf, chunk);
-	if (r < 0)
+	more = next_run(fs, inode, idx, src, src_slot, gen, 0, &roff, &rlen);
+	if (more < 0) {
+		r = more;
 		goto out_free;
+	}
+	if (more) {
+		n = (size_t)MIN((uint64_t)chunk, rlen);
+		r = copy_chunk(fs, inode, idx, src, src_slot, gen, roff, buf,
+			       n);
+		if (r < 0)
+			goto out_free;
+	}
 	testhook(TESTHOOK_MOVE_COPIED, inode, idx);
 
 	/*
@@ -103,22 +140,35 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	 * is unchanged (same place, same write generation), so the copy is
 	 * of one version of the extent or the move gives up
 	 */
-	r = tier_slot_alloc(dt, &dslot);
+	r = tier_slot_get(dt, &dslot);
 	if (r < 0)
 		goto out_free;
-	for (off = 0;;) {
-		r = tier_write(dt, dslot, off, buf, chunk);
+	have_dst = true;
+	for (off = roff; more;) {
+		r = tier_charge(dt, dslot, off, n, NULL);
+		if (r == 0)
+			r = tier_write(dt, dslot, off, buf, n);
 		if (r < 0) {
 			r = tier_fail(fs, dst, inode,
 				      (idx << fs->extent_shift) + off,
 				      "migration write", (int)r);
 			goto out_free_dst;
 		}
-		off += chunk;
-		if (off >= fs->extent_size)
+		off += n;
+		if (off >= roff + rlen) {
+			more = next_run(fs, inode, idx, src, src_slot, gen, off,
+					&roff, &rlen);
+			if (more < 0) {
+				r = more;
+				goto out_free_dst;
+			}
+			off = roff;
+		}
+		if (!more)
 			break;
+		n = (size_t)MIN((uint64_t)chunk, roff + rlen - off);
 		r = copy_chunk(fs, inode, idx, src, src_slot, gen, off, buf,
-			       chunk);
+			       n);
 		if (r < 0)
 			goto out_free_dst;
 	}
@@ -130,10 +180,11 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	if (e && e->tier == src && e->slot == src_slot && e->wgen == gen) {
 		/* quota.h (issue 11): -ENOSPC when a quota's cap on @dst
 		 * is reached; the usage per tier moves with the extent */
-		r = quota_move(fs, inode, src, dst);
+		r = quota_move(fs, inode, src, dst, tier_held(st, src_slot));
 		if (r == 0) {
 			e->tier = (uint8_t)dst;
 			e->slot = dslot;
+			track_move(fs, inode, idx, src, dst);
 		}
 	} else {
 		r = -EAGAIN;
@@ -147,7 +198,8 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	return 0;
 
 out_free_dst:
-	tier_slot_free(dt, dslot);
+	if (have_dst)
+		tier_slot_free(dt, dslot);
 out_free:
 	free(buf);
 	return (int)r;

@@ -241,8 +241,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    t->name, tier_kind_name(t->kind),
 			    t->path ? t->path : "-",
 			    LD((uint64_t)t->nslots * fs->extent_size),
-			    LD(used * fs->extent_size),
-			    LD((uint64_t)tier_free_slots(t) * fs->extent_size),
+			    LD(tier_used_bytes(t)),
+			    LD(tier_avail_bytes(t)),
 			    LD(used), LD(LOAD(t->stats.read_bytes)),
 			    LD(LOAD(t->stats.read_ops)),
 			    LD(LOAD(t->stats.write_bytes)),
@@ -260,11 +260,16 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	if (r == 0)
 		r = appendf(&buf, &len, &cap,
 			    "migrator enabled=%d passes=%llu moved=%llu retries=%llu failures=%llu "
-			    "high_watermark=%d low_watermark=%d bandwidth=%llu drain_stuck=%llu\n",
+			    "high_watermark=%d low_watermark=%d bandwidth=%llu drain_stuck=%llu "
+			    "idle_passes=%llu visited_inodes=%llu visited_extents=%llu "
+			    "tracked_inodes=%llu tracked_extents=%llu queued=%llu\n",
 			    fs->mig != NULL, LD(ms.passes), LD(ms.moved),
 			    LD(ms.retries), LD(ms.failures), fs->opt.high_wm,
 			    fs->opt.low_wm, LD(fs->opt.migrate_bw),
-			    LD(ms.drain_stuck));
+			    LD(ms.drain_stuck), LD(ms.idle_passes),
+			    LD(ms.visited_inodes), LD(ms.visited_extents),
+			    LD(ms.tracked_inodes), LD(ms.tracked_extents),
+			    LD(ms.queued));
 	if (r == 0)
 		r = appendf(&buf, &len, &cap,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "

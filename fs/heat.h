@@ -57,6 +57,18 @@ static inline uint32_t heat_age(uint32_t now, uint32_t stamp)
 	return d > 0 ? (uint32_t)d : 0;
 }
 
+/*
+ * The heat from which an extent is hot: @passes passes (the
+ * promote_passes option), less an eighth for the decay between them.
+ * The migrator's threshold, and the tracker's (track_touch()).
+ */
+static inline uint32_t heat_hot_min(uint32_t passes)
+{
+	uint32_t h = passes * HEAT_UNIT;
+
+	return h - h / 8;
+}
+
 /* The heat of @e at tick @now. */
 static inline uint32_t heat_of(const struct extent *e, uint32_t now,
 			       uint32_t half)

@@ -84,6 +84,12 @@ struct tfs_inode {
 	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
 	uint32_t i_wgen;	  /* i_dlock exclusive; see struct extent */
 	/*
+	 * Tier bytes the extents hold (tier_held(), to the allocation
+	 * unit): st_blocks.  Written with i_dlock exclusive, as a relaxed
+	 * atomic, so that getattr reads it without the data lock.
+	 */
+	uint64_t i_bytes;
+	/*
 	 * i_dlock; byte ranges whose writeback failed (data_mark_lost()):
 	 * sorted, disjoint, not touching.  Reading them fails with EIO
 	 * until they are written again, truncated away or punched.

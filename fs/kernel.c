@@ -17,6 +17,15 @@
  * - FUSE_DIRECT_IO_ALLOW_MMAP: a file opened write-through (when free
  *   space runs low, see kernel_space_low()) can still be mapped shared.
  *
+ * The notifier (kernel_inval_attr()): one thread, started at INIT and
+ * joined at destroy, drains a queue of node ids into
+ * FUSE_NOTIFY_INVAL_INODE messages.  A handler must not send a
+ * notification about its own inode itself: the kernel handles one by
+ * looking the inode up (ilookup5()), which waits for an inode being
+ * evicted, and eviction waits for the page writeback that may be the
+ * very WRITE the handler is serving.  The notifier thread serves no
+ * request and holds no lock while it writes, so it can wait safely.
+ *
  * FUSE_PASSTHROUGH is not used: it hands the kernel one backing file per
  * open file, and a tierfs file's bytes live in extents on several tiers,
  * never in one file at the same offsets.  It would also exclude the
@@ -43,6 +52,26 @@
 #include "banned.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546 /* linux/magic.h */
+
+/*
+ * The notifier.  One per process (there is one session).  @lock guards
+ * the queue and the flags; @se is set by kernel_attach() before the loop
+ * starts and read-only afterwards.
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;	 /* queue no longer empty, or stop */
+	struct fuse_session *se; /* kernel_attach() */
+	uint64_t *q;		 /* lock; node ids to invalidate */
+	size_t n, cap;		 /* lock */
+	bool live;		 /* lock; thread running, queue open */
+	bool stop;		 /* lock; the thread must exit */
+	bool warned;		 /* lock; said once that memory ran out */
+	pthread_t thread;	 /* valid while live */
+} notifier = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+};
 
 /* Flags of the request this thread read last (read hook -> handler). */
 static __thread bool t_kill_suidgid;
@@ -148,6 +177,7 @@ int kernel_attach(struct fuse_session *se, struct tierfs *fs)
 	int fd = fuse_session_fd(se);
 
 	(void)fs; /* the hooks get it as the session's userdata */
+	notifier.se = se;
 	if (fd < 0)
 		return -EBADF;
 	if (fuse_session_custom_io(se, &io, fd) != 0)
@@ -234,6 +264,129 @@ static void *bdi_setup(void *arg)
 	return NULL;
 }
 
+/*
+ * The notifier thread: take the whole queue, send it with no lock held,
+ * repeat.  A failure for one inode is normal (-ENOENT: the kernel has
+ * forgotten it, so it caches nothing to invalidate); anything else is
+ * logged once per burst at debug level -- at unmount the device goes.
+ */
+static void *notifier_main(void *arg)
+{
+	pthread_mutex_lock(&notifier.lock);
+	for (;;) {
+		uint64_t *q;
+		size_t n;
+
+		while (!notifier.n && !notifier.stop)
+			pthread_cond_wait(&notifier.wake, &notifier.lock);
+		if (notifier.stop)
+			break;
+		q = notifier.q;
+		n = notifier.n;
+		notifier.q = NULL;
+		notifier.n = notifier.cap = 0;
+		pthread_mutex_unlock(&notifier.lock);
+		for (size_t i = 0; i < n; i++) {
+			int r = fuse_lowlevel_notify_inval_inode(
+				notifier.se, (fuse_ino_t)q[i], -1, 0);
+
+			if (r < 0 && r != -ENOENT)
+				log_debug("cannot invalidate node %#llx: %s",
+					  (unsigned long long)q[i],
+					  strerror(-r));
+		}
+		free(q);
+		pthread_mutex_lock(&notifier.lock);
+	}
+	pthread_mutex_unlock(&notifier.lock);
+	return arg;
+}
+
+static void notifier_start(void)
+{
+	pthread_mutex_lock(&notifier.lock);
+	if (notifier.se && !notifier.live) {
+		notifier.stop = false;
+		if (pthread_create(&notifier.thread, NULL, notifier_main,
+				   NULL) == 0)
+			notifier.live = true;
+		else
+			log_err("cannot start the notifier thread: attributes the daemon changes show late");
+	}
+	pthread_mutex_unlock(&notifier.lock);
+}
+
+static void notifier_stop(void)
+{
+	bool live;
+
+	pthread_mutex_lock(&notifier.lock);
+	live = notifier.live;
+	notifier.live = false;
+	notifier.stop = true;
+	pthread_cond_signal(&notifier.wake);
+	pthread_mutex_unlock(&notifier.lock);
+	if (live)
+		(void)pthread_join(notifier.thread, NULL);
+	pthread_mutex_lock(&notifier.lock);
+	free(notifier.q);
+	notifier.q = NULL;
+	notifier.n = notifier.cap = 0;
+	pthread_mutex_unlock(&notifier.lock);
+}
+
+void kernel_inval_attr(struct tierfs *fs, struct tfs_inode *inode)
+{
+	/* the node id, as ops.c gives it to the kernel */
+	uint64_t id = inode == fs->root ? FUSE_ROOT_ID : (uintptr_t)inode;
+
+	pthread_mutex_lock(&notifier.lock);
+	if (!notifier.live)
+		goto out;
+	/* the same inode twice in a row (a run of writes): once is enough */
+	if (notifier.n && notifier.q[notifier.n - 1] == id)
+		goto out;
+	if (notifier.n == notifier.cap) {
+		size_t cap = notifier.cap ? 2 * notifier.cap : 64;
+		uint64_t *q = realloc(notifier.q, cap * sizeof(*q));
+
+		if (!q) {
+			/* the attribute timeout still bounds how long the
+			 * kernel shows the old value */
+			if (!notifier.warned)
+				log_warn("cannot queue an attribute invalidation: out of memory");
+			notifier.warned = true;
+			goto out;
+		}
+		notifier.q = q;
+		notifier.cap = cap;
+	}
+	notifier.q[notifier.n++] = id;
+	if (notifier.n == 1)
+		pthread_cond_signal(&notifier.wake);
+out:
+	pthread_mutex_unlock(&notifier.lock);
+}
+
+void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode)
+{
+	uint64_t id = inode == fs->root ? FUSE_ROOT_ID : (uintptr_t)inode;
+	int r;
+
+	/* live: between INIT and destroy; se never changes meanwhile */
+	pthread_mutex_lock(&notifier.lock);
+	if (!notifier.live) {
+		pthread_mutex_unlock(&notifier.lock);
+		return;
+	}
+	pthread_mutex_unlock(&notifier.lock);
+	r = fuse_lowlevel_notify_inval_inode(notifier.se, (fuse_ino_t)id, -1,
+					     0);
+	if (r < 0 && r != -ENOENT)
+		log_debug("cannot invalidate node %#llx: %s",
+			  (unsigned long long)id, strerror(-r));
+}
+
 void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 {
 	uint64_t add = 0;
@@ -260,10 +413,12 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 		fs->bdi_thread = t;
 		fs->bdi_thread_live = true;
 	}
+	notifier_start();
 }
 
 void kernel_stop(struct tierfs *fs)
 {
+	notifier_stop();
 	if (!fs || !fs->bdi_thread_live)
 		return;
 	/* short-lived; after unmount its stat() of the mount point fails */

@@ -12,6 +12,9 @@
  * kernel_init() into the INIT reply.  A flag goes in only if the kernel
  * offered it, so on an older kernel the reply is what libfuse built.
  *
+ * It also sends the one notification tierfs needs (kernel_inval_attr()):
+ * attributes that changed without a request that lets the kernel know.
+ *
  * Threads: a loop thread reads a request and then processes it, both on
  * that thread, so the per-request flags live in thread-local storage
  * between the read hook and the handler.  The INIT fields of struct
@@ -27,6 +30,7 @@
 struct fuse_session;
 struct fuse_conn_info;
 struct tierfs;
+struct tfs_inode;
 
 /* Capability flags of the FUSE protocol (kernel include/uapi/linux/fuse.h;
  * Debian 12's headers stop at 7.38, so the newer ones are defined here). */
@@ -39,6 +43,8 @@ struct tierfs;
 /**
  * kernel_attach() - route the session's /dev/fuse I/O through our hooks.
  * Call after fuse_session_mount() and before the loop starts.
+ * Also keeps @se for kernel_inval_attr(), even when the hooks fail: one
+ * session per process, as main() makes.
  * Return: 0 or -errno (the session then works as before, without the
  * newer flags; the caller logs).
  */
@@ -53,7 +59,8 @@ int kernel_attach(struct fuse_session *se, struct tierfs *fs);
  */
 void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn);
 
-/* Wait for the thread kernel_init() started; from the destroy handler
+/* Wait for the threads kernel_init() started (notifications still
+ * queued are dropped: the mount is going); from the destroy handler
  * and tierfs_free(), so that nothing reads @fs after it is freed.
  * Accepts NULL and a mount whose init never ran. */
 void kernel_stop(struct tierfs *fs);
@@ -68,5 +75,36 @@ bool kernel_req_kill_suidgid(void);
  * write-through, so that ENOSPC comes back from write(2).
  */
 bool kernel_space_low(struct tierfs *fs, uint64_t avail);
+
+/**
+ * kernel_inval_attr() - the daemon changed attributes of @inode that the
+ * kernel may have cached (ATTR_TIMEOUT in ops.c is long), in a way no
+ * request of the kernel's tells it: make its next stat ask us.
+ *
+ * Asynchronous: the node id is queued and a notifier thread, which holds
+ * no lock and serves no request, sends FUSE_NOTIFY_INVAL_INODE for the
+ * attributes only (offset -1: the page cache stays).  So any thread may
+ * call it, under any lock, from any handler -- also one for @inode
+ * itself, which a synchronous notification could deadlock: the kernel
+ * may be evicting the inode and waiting for that very request.  The
+ * kernel drops a getattr reply that raced with the notification, so
+ * none can bring the old value back.  @inode is not read: it may be
+ * freed, and its address reused, before the notification goes out; an
+ * inode that then gets it loses its cached attributes once, harmlessly.
+ * Does nothing without a session (unit tests) or while the mount is
+ * stopping.  Cheap: call it when the attributes changed, not always.
+ */
+void kernel_inval_attr(struct tierfs *fs, struct tfs_inode *inode);
+
+/**
+ * kernel_inval_attr_sync() - the same, sent before it returns, so that
+ * the reply that follows cannot overtake it: only from a request handler
+ * whose request holds @inode in the kernel (a request on the inode or on
+ * an open file of it), with no daemon lock held.  Safe there: with offset
+ * -1 the kernel takes no inode lock and writes no page back, and an inode
+ * that a request holds is not being evicted, so its lookup does not wait
+ * (eviction is what could wait for a reply of ours: page writeback).
+ */
+void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode);
 
 #endif /* TIERFS_KERNEL_H */

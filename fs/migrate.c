@@ -3,22 +3,36 @@
  * migrate.c -- the migrator thread.
  *
  * Every MIGRATE_INTERVAL_MS (or sooner when kicked) it:
- *  1. pins every regular file with extents and reads each extent's
- *     decayed heat under the file's shared data lock;
- *  2. demotes, for each tier above its high watermark, its coldest
+ *  1. works out what it must look at (track.h): the inodes with data on
+ *     each tier above its high watermark (demotion) and on each draining
+ *     tier, the extents noted since the last pass (just hot on a slower
+ *     tier, placed away from home, moved) and the inodes new to data,
+ *     and, after a policy change, every inode with data whose policy
+ *     changed.  With none of these the pass ends there: an idle mount
+ *     costs a few loads every interval, however many files it has;
+ *  2. pins those inodes in batches of TRACK_PIN_BATCH (itab_lock is
+ *     held for one batch, never for a walk) and reads each extent's
+ *     decayed heat under the file's shared data lock, keeping the pins
+ *     of inodes that gave a candidate only;
+ *  3. when a hot extent's target tier is full, looks at that tier's
+ *     inodes for exchange victims (their coldest extents);
+ *  4. demotes, for each tier above its high watermark, its coldest
  *     extents to the next slower tier with room, until the tier is at its
  *     low watermark;
- *  3. promotes hot extents (at least promote_passes passes of heat) from
+ *  5. promotes hot extents (at least promote_passes passes of heat) from
  *     slower tiers into the fastest tier that has room below its high
  *     watermark -- or, when that tier is full, exchanges them with
  *     extents there that are clearly colder (less than half the heat),
  *     so that data does not ping-pong between two tiers;
- *  4. unpins.
+ *  6. notes again the hot and misplaced extents it could not move, and
+ *     unpins.
  * Policies come first: an extent on a tier its policy does not allow, or
  * away from the tier its pin or split range names (its "home"), is moved
  * there as soon as there is room, whatever its heat; an extent at home
  * is never demoted, and one with a home or with promote=0 is never
  * promoted by heat.
+ * Room and watermarks are in bytes (tier_used_bytes(), tier_avail_bytes()
+ * against t->size): an extent holds what was written of it (tier.h).
  * Moves are rate-limited to opt.migrate_bw bytes per second by one
  * throttle that every move of the mount shares (migrate_throttle(): the
  * migrator, tierctl migrate, a drain without a migrator; throttle.c).
@@ -36,15 +50,15 @@
  * or from it for 1 s, doubling with each further failure up to 60 s,
  * until a move involving it succeeds again.
  *
- * Why one file of ~760 lines: the five passes (demote, promote with its
- * exchange, drain, fixup) share one scan, its candidate vectors and the
- * back-off state, and read best side by side; the throttle, the one part
- * with a life of its own, is in throttle.c.
+ * Why one file: the passes (demote, promote with its exchange, drain,
+ * fixup) share one collection, its candidate vectors and the back-off
+ * state, and read best side by side; what has data is track.c's, the
+ * throttle is throttle.c's.
  *
  * Locking: the migrator holds no lock of its own while it moves data;
  * mig->lock guards only the stop flag, the kick flag, the pass times and
- * the stats; the throttle has its own lock.  Inodes are kept alive by
- * inode_pin() across the pass.
+ * the stats; the throttle and the tracker have their own locks.  Inodes
+ * with candidates are kept alive by their pins across the pass.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -63,31 +77,14 @@
 #include "macro.h"
 #include "log.h"
 #include "throttle.h"
+#include "track.h"
+#include "migrate_i.h"
 #include "banned.h"
 
 #define MIGRATE_INTERVAL_MS 500
 #define MIGRATE_KICK_GAP_MS 250	  /* kicked passes: at least this apart */
 #define BACKOFF_MIN_MS 1000	  /* a failing tier: first back-off */
 #define BACKOFF_MAX_MS 60000	  /* ... doubling up to this */
-
-struct cand {
-	struct tfs_inode *inode;
-	uint64_t idx;
-	uint32_t slot;
-	uint32_t heat;
-	uint32_t stamp;	   /* tick of the last counted access */
-	uint32_t allowed;  /* tiers the file's policy allows */
-	int8_t home;	   /* tier by pin or split, or -1 */
-	uint8_t tier;
-	bool promote;	   /* the policy lets it move up */
-};
-
-struct cand_vec {
-	struct cand *v;
-	size_t n, cap;
-};
-
-struct scan;
 
 struct migrator {
 	struct tierfs *fs; /* immutable */
@@ -145,21 +142,6 @@ void migrate_throttle(struct tierfs *fs, uint64_t bytes)
 	throttle_wait(t, bw, bytes);
 }
 
-static int vec_push(struct cand_vec *cv, const struct cand *c)
-{
-	if (cv->n == cv->cap) {
-		size_t ncap = cv->cap ? cv->cap * 2 : 256;
-		struct cand *nv = realloc(cv->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		cv->v = nv;
-		cv->cap = ncap;
-	}
-	cv->v[cv->n++] = *c;
-	return 0;
-}
-
 /* qsort() must not see a NULL base, even for zero elements (UBSan). */
 static void vec_sort(struct cand_vec *cv, int (*cmp)(const void *, const void *))
 {
@@ -186,11 +168,6 @@ static int by_heat_desc(const void *a, const void *b)
 	return by_heat_asc(b, a);
 }
 
-static uint32_t wm_slots(const struct tier *t, int pct)
-{
-	return (uint32_t)(((uint64_t)t->nslots * (uint64_t)pct) / 100);
-}
-
 static bool stopping(struct migrator *m)
 {
 	bool s;
@@ -201,8 +178,20 @@ static bool stopping(struct migrator *m)
 	return s;
 }
 
-/* Move one candidate; updates counters.  Returns 0 or -errno. */
-static void scan_drop_inode(struct migrator *m, struct tfs_inode *inode);
+/* Forget every candidate of @inode and drop our pins, which frees it when
+ * nothing else holds it.  Migrator thread, during a pass. */
+static void scan_drop_inode(struct migrator *m, struct tfs_inode *inode)
+{
+	struct scan *s = m->scan;
+
+	scan_forget(s, inode);
+	for (size_t i = 0; i < s->npinned; i++) {
+		if (s->pinned[i] == inode) {
+			s->pinned[i] = NULL;
+			inode_unpin(m->fs, inode);
+		}
+	}
+}
 
 static bool backed_off(struct migrator *m, unsigned t, uint64_t now)
 {
@@ -240,7 +229,9 @@ static void tier_ok(struct migrator *m, unsigned t)
 	m->backoff_ms[t] = 0;
 }
 
-static int move(struct migrator *m, const struct cand *c, unsigned dst)
+/* Move one candidate to tier @dst; updates counters and c->done.
+ * Returns 0 or -errno. */
+static int move(struct migrator *m, struct cand *c, unsigned dst)
 {
 	struct tierfs *fs = m->fs;
 	uint64_t err_src, err_dst, now = mono_ns();
@@ -283,18 +274,19 @@ static int move(struct migrator *m, const struct cand *c, unsigned dst)
 		tier_failed(m, dst, r);
 	if (r < 0)
 		return r;
+	c->done = true;
 	tier_ok(m, c->tier);
 	tier_ok(m, dst);
 	if (dst < c->tier) {
 		__atomic_add_fetch(&fs->tiers[dst]->stats.promotions, 1,
 				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&fs->tiers[dst]->stats.promote_bytes,
-				   fs->extent_size, __ATOMIC_RELAXED);
+				   c->bytes, __ATOMIC_RELAXED);
 	} else {
 		__atomic_add_fetch(&fs->tiers[c->tier]->stats.demotions, 1,
 				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&fs->tiers[c->tier]->stats.demote_bytes,
-				   fs->extent_size, __ATOMIC_RELAXED);
+				   c->bytes, __ATOMIC_RELAXED);
 	}
 	return 0;
 }
@@ -304,7 +296,7 @@ static bool usable(struct tierfs *fs, const struct cand *c, unsigned u)
 	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
 
 	return (c->allowed & (1u << u)) && !(draining & (1u << u)) &&
-	       tier_free_slots(fs->tiers[u]) > 0;
+	       room_for(fs->tiers[u], c->bytes);
 }
 
 /* First tier slower than @c's that its policy allows and has room, or -1. */
@@ -316,140 +308,19 @@ static int slower_with_room(struct tierfs *fs, const struct cand *c)
 	return -1;
 }
 
-struct scan {
-	struct tfs_inode **pinned;
-	size_t npinned;
-	struct cand_vec cold[TIER_MAX_CONF]; /* demotable extents, per tier */
-	struct cand_vec hot;		     /* promotion candidates */
-	struct cand_vec misplaced;	     /* away from home or allowed */
-};
-
-static void vec_forget(struct cand_vec *cv, const struct tfs_inode *inode)
-{
-	for (size_t i = 0; i < cv->n; i++)
-		if (cv->v[i].inode == inode)
-			cv->v[i].inode = NULL;
-}
-
-/* Forget every candidate of @inode and drop our pin, which frees it when
- * nothing else holds it.  Migrator thread, during a pass. */
-static void scan_drop_inode(struct migrator *m, struct tfs_inode *inode)
-{
-	struct scan *s = m->scan;
-
-	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
-		vec_forget(&s->cold[t], inode);
-	vec_forget(&s->hot, inode);
-	vec_forget(&s->misplaced, inode);
-	for (size_t i = 0; i < s->npinned; i++) {
-		if (s->pinned[i] == inode) {
-			s->pinned[i] = NULL;
-			inode_unpin(m->fs, inode);
-			break;
-		}
-	}
-}
-
-static void scan_release(struct tierfs *fs, struct scan *s)
-{
-	for (size_t i = 0; i < s->npinned; i++)
-		if (s->pinned[i])
-			inode_unpin(fs, s->pinned[i]);
-	free(s->pinned);
-	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
-		free(s->cold[t].v);
-	free(s->hot.v);
-	free(s->misplaced.v);
-	memset(s, 0, sizeof(*s));
-}
-
-/* Pin every file that holds extents. */
-static int scan_pin(struct tierfs *fs, struct scan *s)
-{
-	size_t n = 0;
-
-	pthread_mutex_lock(&fs->itab_lock);
-	for (struct tfs_inode *i = fs->inodes.i_next; i != &fs->inodes;
-	     i = i->i_next)
-		n++;
-	s->pinned = malloc((n ? n : 1) * sizeof(*s->pinned));
-	if (!s->pinned) {
-		pthread_mutex_unlock(&fs->itab_lock);
-		return -ENOMEM;
-	}
-	for (struct tfs_inode *i = fs->inodes.i_next; i != &fs->inodes;
-	     i = i->i_next) {
-		if (i->i_type != S_IFREG ||
-		    !__atomic_load_n(&i->i_map.nr_extents, __ATOMIC_RELAXED))
-			continue;
-		i->i_nref++;
-		s->pinned[s->npinned++] = i;
-	}
-	pthread_mutex_unlock(&fs->itab_lock);
-	return 0;
-}
-
-static int scan_collect(struct tierfs *fs, struct scan *s, bool need_cold[])
-{
-	uint32_t now = tierfs_tick(fs);
-	uint32_t hot_min = fs->opt.promote_passes * HEAT_UNIT;
-	int r = 0;
-
-	/* decayed a little between passes still counts */
-	hot_min -= hot_min / 8;
-	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
-
-	for (size_t i = 0; i < s->npinned && r == 0; i++) {
-		struct tfs_inode *inode = s->pinned[i];
-		struct policy pol;
-		struct extent *e;
-		uint64_t idx;
-
-		policy_get(fs, inode, &pol);
-		pthread_rwlock_rdlock(&inode->i_dlock);
-		extent_for_each(&inode->i_map, e, idx) {
-			struct cand c = {
-				.inode = inode,
-				.idx = idx,
-				.slot = e->slot,
-				.tier = e->tier,
-				.heat = heat_of(e, now, fs->half_life_ticks),
-				.stamp = __atomic_load_n(&e->stamp, __ATOMIC_RELAXED),
-				.allowed = pol.allowed,
-				.home = (int8_t)policy_home(&pol, idx << fs->extent_shift),
-				.promote = pol.promote,
-			};
-
-			if ((draining & (1u << c.tier)) ||
-			    (c.home >= 0 ? c.tier != c.home
-					 : !(c.allowed & (1u << c.tier))))
-				r = vec_push(&s->misplaced, &c);
-			else if (need_cold[c.tier] && c.home != c.tier)
-				r = vec_push(&s->cold[c.tier], &c);
-			if (r == 0 && c.tier > 0 && c.heat >= hot_min &&
-			    c.promote && c.home < 0)
-				r = vec_push(&s->hot, &c);
-			if (r < 0)
-				break;
-		}
-		pthread_rwlock_unlock(&inode->i_dlock);
-	}
-	return r;
-}
-
 static void demote_pass(struct migrator *m, struct scan *s)
 {
 	struct tierfs *fs = m->fs;
 
 	for (unsigned t = 0; t + 1 < fs->ntiers; t++) {
 		struct tier *tt = fs->tiers[t];
-		uint32_t low = wm_slots(tt, fs->opt.low_wm);
+		uint64_t low = wm_bytes(tt, fs->opt.low_wm);
 		struct cand_vec *cv = &s->cold[t];
 
-		if (tier_used_slots(tt) <= wm_slots(tt, fs->opt.high_wm))
+		if (tier_used_bytes(tt) <= wm_bytes(tt, fs->opt.high_wm))
 			continue;
 		vec_sort(cv, by_heat_asc);
-		for (size_t i = 0; i < cv->n && tier_used_slots(tt) > low; i++) {
+		for (size_t i = 0; i < cv->n && tier_used_bytes(tt) > low; i++) {
 			int dst = slower_with_room(fs, &cv->v[i]);
 
 			if (stopping(m))
@@ -515,8 +386,7 @@ static void promote_pass(struct migrator *m, struct scan *s)
 			    (__atomic_load_n(&fs->draining, __ATOMIC_RELAXED) & (1u << u)))
 				continue;
 			/* room below the high watermark: just move up */
-			if (tier_used_slots(tu) + 1 <=
-			    wm_slots(tu, fs->opt.high_wm)) {
+			if (room_up(fs, c, u)) {
 				if (move(m, c, u) == 0)
 					break;
 				continue;
@@ -529,7 +399,7 @@ static void promote_pass(struct migrator *m, struct scan *s)
 			if (vd < 0)
 				continue;
 			if (move(m, v, (unsigned)vd) == 0 ||
-			    tier_free_slots(tu) > 0) {
+			    room_for(tu, c->bytes)) {
 				v->inode = NULL;
 				if (move(m, c, u) == 0)
 					break;
@@ -604,39 +474,54 @@ static void pass(struct migrator *m)
 	struct tierfs *fs = m->fs;
 	uint64_t begin = mono_ns();
 	struct scan s = { 0 };
-	bool need_cold[TIER_MAX_CONF] = { false };
-	bool any_full = false;
+	uint32_t walk = 0;
+	bool idle = true;
 
 	if (fs->ntiers < 2)
-		return;
+		goto out;
+	s.draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
+	s.now = tierfs_tick(fs);
+	s.hot_min = heat_hot_min(fs->opt.promote_passes);
 	/*
-	 * Cold lists are needed for tiers over their high watermark
-	 * (demotion) and for full tiers above the slowest (exchange).
+	 * The inodes of a tier above its high watermark (demotion, if
+	 * anything below has room) and of a draining tier are looked at
+	 * whole; everything else comes from the tracker's notes.
 	 */
 	for (unsigned t = 0; t + 1 < fs->ntiers; t++) {
 		struct tier *tt = fs->tiers[t];
 
-		need_cold[t] = tier_used_slots(tt) + 1 >
-			       wm_slots(tt, fs->opt.high_wm);
-		any_full |= need_cold[t];
+		s.need_cold[t] = tier_used_bytes(tt) >
+					 wm_bytes(tt, fs->opt.high_wm) &&
+				 room_below(fs, t, s.draining);
+		if (s.need_cold[t])
+			walk |= 1u << t;
 	}
-	if (scan_pin(fs, &s) < 0)
-		goto out;
+	walk |= s.draining & ((1u << fs->ntiers) - 1);
+	if (!walk && !track_pending(fs))
+		goto out; /* nothing changed: nothing to look at */
+	idle = false;
 	m->scan = &s;
-	if (scan_collect(fs, &s, need_cold) < 0) {
+	if (scan_collect(fs, &s, walk) < 0) {
 		log_warn("migrator: out of memory; skipping this pass");
 		goto out;
 	}
 	testhook(TESTHOOK_MIGRATE_COLLECTED, NULL, 0);
-	if (any_full)
-		demote_pass(m, &s);
+	demote_pass(m, &s);
 	fixup_pass(m, &s);
 	promote_pass(m, &s);
+	scan_requeue(fs, &s);
 out:
 	m->scan = NULL;
+	pthread_mutex_lock(&m->lock);
+	if (idle)
+		m->drain_stuck = 0; /* no draining tier holds data */
+	m->stats.passes++;
+	m->stats.idle_passes += idle;
+	m->stats.visited_inodes += s.vis_inodes;
+	m->stats.visited_extents += s.vis_extents;
+	pthread_mutex_unlock(&m->lock);
 	scan_release(fs, &s);
 	pthread_mutex_lock(&m->lock);
-	m->stats.passes++;
 	m->last_end_ns = mono_ns();
 	m->last_len_ns = m->last_end_ns - begin;
 	pthread_mutex_unlock(&m->lock);
@@ -748,6 +633,8 @@ int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats)
 	if (ret_stats) {
 		*ret_stats = m.stats;
 		ret_stats->drain_stuck = m.drain_stuck;
+		track_counts(fs, &ret_stats->tracked_inodes,
+			     &ret_stats->tracked_extents, &ret_stats->queued);
 	}
 	return 0;
 }
@@ -757,10 +644,12 @@ void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret)
 	struct migrator *m = fs->mig;
 
 	memset(ret, 0, sizeof(*ret));
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->lock);
-	*ret = m->stats;
-	ret->drain_stuck = m->drain_stuck;
-	pthread_mutex_unlock(&m->lock);
+	if (m) {
+		pthread_mutex_lock(&m->lock);
+		*ret = m->stats;
+		ret->drain_stuck = m->drain_stuck;
+		pthread_mutex_unlock(&m->lock);
+	}
+	track_counts(fs, &ret->tracked_inodes, &ret->tracked_extents,
+		     &ret->queued);
 }

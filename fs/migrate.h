@@ -13,14 +13,26 @@
 struct tierfs;
 struct migrator;
 
-/* Counters of the migrator as a whole (per-tier ones live in tier_stats). */
+/*
+ * Counters of the migrator as a whole (per-tier ones live in tier_stats).
+ * What a pass costs is what it visits: the inodes and extents the
+ * tracker named (track.h), never the whole inode table.
+ */
 struct migrate_stats {
-	uint64_t passes;    /* scans done */
+	uint64_t passes;    /* passes done, idle ones included */
+	uint64_t idle_passes; /* passes that had nothing to look at */
 	uint64_t moved;	    /* extents moved */
 	uint64_t retries;   /* moves abandoned because a writer raced */
 	uint64_t failures;  /* moves that failed (I/O, checksum) */
 	uint64_t drain_stuck; /* extents the last pass found no room for,
 			       * off a draining tier */
+	uint64_t visited_inodes;  /* inodes passes looked at (each at
+				   * most once per pass) */
+	uint64_t visited_extents; /* extents passes looked at */
+	/* now, from the tracker (also without a migrator thread): */
+	uint64_t tracked_inodes;  /* inodes with data */
+	uint64_t tracked_extents; /* their extents */
+	uint64_t queued;	  /* extents noted for the next pass */
 };
 
 /**
@@ -60,6 +72,7 @@ void migrate_throttle(struct tierfs *fs, uint64_t bytes);
  */
 int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats);
 
+/* The counters; without a migrator thread only the tracker's. */
 void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret);
 
 #endif /* TIERFS_MIGRATE_H */

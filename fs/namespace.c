@@ -112,7 +112,7 @@ static int make_node(struct tierfs *fs, struct tfs_inode *dir,
 		r = dir_init(&inode->i_dir, dir);
 		inode->i_nlink = 2;
 	} else if (S_ISLNK(mode)) {
-		inode->i_link = strdup(link);
+		inode->i_link = link ? strdup(link) : NULL;
 		r = inode->i_link ? 0 : -ENOMEM;
 		inode->i_nlink = 1;
 	} else {
@@ -473,22 +473,22 @@ static bool cred_in_group(const struct ns_cred *cred, gid_t gid)
 	return false;
 }
 
-void ns_kill_suidgid(struct tierfs *fs, struct tfs_inode *inode,
+bool ns_kill_suidgid(struct tierfs *fs, struct tfs_inode *inode,
 		     const struct ns_cred *cred, bool capable)
 {
-	bool in_group = true;
+	bool in_group = true, changed = false;
 	mode_t mode;
 	gid_t gid;
 
 	if (inode->i_type == S_IFDIR)
-		return;
+		return false;
 	pthread_mutex_lock(&inode->i_lock);
 	mode = inode->i_mode;
 	gid = inode->i_gid;
 	if (!(mode & (S_ISUID | S_ISGID)) && inode->i_nxattrs == 0) {
 		/* the common case: every write by a user without CAP_FSETID */
 		pthread_mutex_unlock(&inode->i_lock);
-		return;
+		return false;
 	}
 	pthread_mutex_unlock(&inode->i_lock);
 	/* reads /proc: only for the rare sgid-without-group-execute file */
@@ -503,15 +503,18 @@ void ns_kill_suidgid(struct tierfs *fs, struct tfs_inode *inode,
 	    mode != inode->i_mode) {
 		inode->i_mode = mode;
 		inode_touch(inode, false, true);
+		changed = true;
 	}
 	pthread_mutex_unlock(&inode->i_lock);
+	return changed;
 }
 
-void ns_kill_suidgid_unflagged(struct tierfs *fs, struct tfs_inode *inode,
+bool ns_kill_suidgid_unflagged(struct tierfs *fs, struct tfs_inode *inode,
 			       const struct ns_cred *cred)
 {
 	if (fs->killpriv_v2 && cred->uid != 0)
-		ns_kill_suidgid(fs, inode, cred, false);
+		return ns_kill_suidgid(fs, inode, cred, false);
+	return false;
 }
 
 /*
@@ -553,9 +556,9 @@ int ns_setattr(struct tierfs *fs, struct tfs_inode *inode,
 	 * chown, which always clears them (the sgid rule sees the old group).
 	 */
 	if (kill && (to_set & FUSE_SET_ATTR_SIZE))
-		ns_kill_suidgid(fs, inode, cred, false);
+		(void)ns_kill_suidgid(fs, inode, cred, false);
 	else if (fs->killpriv_v2 && is_chown(to_set))
-		ns_kill_suidgid(fs, inode, cred, cred->uid == 0);
+		(void)ns_kill_suidgid(fs, inode, cred, cred->uid == 0);
 	pthread_mutex_lock(&inode->i_lock);
 	if (to_set & FUSE_SET_ATTR_MODE)
 		inode->i_mode = attr->st_mode & 07777;
@@ -600,19 +603,20 @@ unsigned ns_readdir(struct tierfs *fs, struct tfs_inode *dir,
 	if (cookie == 0 || *limit == 0)
 		*limit = dir->i_dir.d_next_cookie;
 	if (cookie < 1) {
-		if (!fill(arg, ".", dir->i_ino, S_IFDIR, 1))
+		if (!fill(arg, ".", NULL, dir->i_ino, S_IFDIR, 1))
 			goto out;
 		n++;
 	}
 	if (cookie < 2) {
-		if (!fill(arg, "..", dir->i_dir.d_parent->i_ino, S_IFDIR, 2))
+		if (!fill(arg, "..", NULL, dir->i_dir.d_parent->i_ino,
+			  S_IFDIR, 2))
 			goto out;
 		n++;
 	}
 	for (de = dir_next(&dir->i_dir, MAX(cookie, 2));
 	     de && de->d_cookie < *limit;
 	     de = dir_next(&dir->i_dir, de->d_cookie)) {
-		if (!fill(arg, de->d_name, de->d_inode->i_ino,
+		if (!fill(arg, de->d_name, de->d_inode, de->d_inode->i_ino,
 			  de->d_inode->i_type, de->d_cookie))
 			break;
 		n++;

@@ -96,24 +96,30 @@ int ns_setattr(struct tierfs *fs, struct tfs_inode *inode,
  * suid; clear sgid if group execute is set, or if the caller is neither
  * in the file's group nor @capable; drop security.capability.  Under
  * killpriv_v2 the kernel leaves this to us (kernel.h).  Takes i_lock.
+ * Return: true if it changed the mode (or ctime): the kernel, which did
+ * not ask for a mode, may hold the old one (ops.c invalidates it).
  */
-void ns_kill_suidgid(struct tierfs *fs, struct tfs_inode *inode,
+bool ns_kill_suidgid(struct tierfs *fs, struct tfs_inode *inode,
 		     const struct ns_cred *cred, bool capable);
 
 /*
  * The same for fallocate and copy_file_range, which change data but for
  * which the kernel sends no kill flag under killpriv_v2 (and no longer
  * clears the bits itself): decided from the caller, uid 0 standing for
- * CAP_FSETID.
+ * CAP_FSETID.  Return: as ns_kill_suidgid().
  */
-void ns_kill_suidgid_unflagged(struct tierfs *fs, struct tfs_inode *inode,
+bool ns_kill_suidgid_unflagged(struct tierfs *fs, struct tfs_inode *inode,
 			       const struct ns_cred *cred);
 
 /*
- * One directory entry for the reader.  Return false when it did not fit:
- * the walk stops there, and the entry comes first in the next call.
+ * One directory entry for the reader.  @inode is the entry's inode, NULL
+ * for "." and ".."; it is valid for the call only (ns_lock is held
+ * shared, so it keeps its name meanwhile: a reader may take its i_lock
+ * and count a lookup of it).  Return false when it did not fit: the walk
+ * stops there, and the entry comes first in the next call.
  */
-typedef bool (*ns_filldir_t)(void *arg, const char *name, uint64_t ino,
+typedef bool (*ns_filldir_t)(void *arg, const char *name,
+			     struct tfs_inode *inode, uint64_t ino,
 			     mode_t type, uint64_t cookie);
 
 /**

@@ -219,7 +219,7 @@ static bool *flag_key(struct tierfs_options *opt, const char *key)
 int set_global(struct tierfs_options *opt, const char *key, const char *value,
 	       char *err, size_t errlen)
 {
-	uint64_t v;
+	uint64_t v = 0; /* set by every parser that succeeds */
 	int r;
 
 	bool *flag = flag_key(opt, key);

@@ -175,7 +175,7 @@ void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
 		if (!(p.allowed & (1u << i)))
 			continue;
 		total += (uint64_t)t->nslots * fs->extent_size;
-		tfree[i] = (uint64_t)tier_free_slots(t) * fs->extent_size;
+		tfree[i] = tier_avail_bytes(t);
 		avail += tfree[i];
 	}
 	if (p.allowed == (1u << fs->ntiers) - 1) {

@@ -166,42 +166,44 @@ static void quota_put_locked(struct quota *q)
 
 /* ---- data path ---- */
 
-int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
+int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		 uint64_t bytes)
 {
 	int r;
 
-	if (!inode->i_quota)
+	if (!inode->i_quota || bytes == 0)
 		return 0;
 	pthread_mutex_lock(&quota_lock);
-	r = quota_chain_charge(inode->i_quota, t, fs->extent_size);
+	r = quota_chain_charge(inode->i_quota, t, bytes);
 	pthread_mutex_unlock(&quota_lock);
 	return r;
 }
 
 void quota_uncharge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
-		    uint64_t n)
+		    uint64_t bytes)
 {
-	if (!inode->i_quota || n == 0)
+	if (!inode->i_quota || bytes == 0)
 		return;
 	pthread_mutex_lock(&quota_lock);
-	quota_chain_uncharge(inode->i_quota, t, n * fs->extent_size);
+	quota_chain_uncharge(inode->i_quota, t, bytes);
 	pthread_mutex_unlock(&quota_lock);
 }
 
 int quota_move(struct tierfs *fs, struct tfs_inode *inode, unsigned src,
-	       unsigned dst)
+	       unsigned dst, uint64_t bytes)
 {
 	int r;
 
-	if (!inode->i_quota)
+	if (!inode->i_quota || bytes == 0)
 		return 0;
 	pthread_mutex_lock(&quota_lock);
-	r = quota_chain_move(inode->i_quota, src, dst, fs->extent_size);
+	r = quota_chain_move(inode->i_quota, src, dst, bytes);
 	pthread_mutex_unlock(&quota_lock);
 	return r;
 }
 
-bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
+bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		     uint64_t bytes)
 {
 	bool ok = true;
 
@@ -210,7 +212,7 @@ bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
 	pthread_mutex_lock(&quota_lock);
 	for (struct quota *p = inode->i_quota; p && ok; p = p->q_parent)
 		if (p->q_set &&
-		    over(p->q_tused[t], fs->extent_size, p->q_lim.tier[t]))
+		    over(p->q_tused[t], bytes, p->q_lim.tier[t]))
 			ok = false;
 	pthread_mutex_unlock(&quota_lock);
 	return ok;
@@ -328,11 +330,11 @@ static void adopt_file(struct tierfs *fs, struct tfs_inode *f,
 		return;
 	}
 	extent_for_each(&f->i_map, e, idx)
-		n[e->tier]++;
+		n[e->tier] += tier_held(fs->tiers[e->tier], e->slot);
 	pthread_mutex_lock(&quota_lock);
 	for (unsigned t = 0; t < fs->ntiers; t++) {
-		nq->q_used += n[t] * fs->extent_size;
-		nq->q_tused[t] += n[t] * fs->extent_size;
+		nq->q_used += n[t];
+		nq->q_tused[t] += n[t];
 	}
 	nq->q_refs++;
 	if (above)

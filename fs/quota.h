@@ -21,9 +21,9 @@
  * ns_lock exclusive: files and nested nodes that belonged to the node
  * above move under the new node, which sums their usage.
  *
- * Unit: the bytes of tier space held, counted where slots are
- * allocated, freed and moved (data_extent.c, data_move.c): one extent
- * is fs->extent_size bytes on its tier.
+ * Unit: the bytes of tier space held, to the tier's allocation unit
+ * (tier_charge()), counted where extents take, give back and move
+ * space (data_extent.c, data_move.c).
  *
  * Locking.  quota_lock (static in quota.c) guards every node's fields;
  * it is the innermost lock of the mount (taken under ns_lock, i_dlock,
@@ -104,23 +104,25 @@ int quota_chain_move(struct quota *q, unsigned src, unsigned dst,
 
 /* ---- data path (data_extent.c, data_move.c, migrate.c) ---- */
 
-/* Charge one extent on tier @t to @inode's quotas: 0, -EDQUOT (a total
- * is reached: no tier helps) or -ENOSPC (a cap on @t: try the next
- * tier).  i_dlock exclusive. */
-int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t);
-/* Give back @n extents on tier @t.  i_dlock exclusive (or the inode is
+/* Charge @bytes of tier space on tier @t to @inode's quotas: 0,
+ * -EDQUOT (a total is reached: no tier helps) or -ENOSPC (a cap on @t:
+ * try the next tier).  i_dlock exclusive. */
+int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		 uint64_t bytes);
+/* Give back @bytes on tier @t.  i_dlock exclusive (or the inode is
  * being freed). */
 void quota_uncharge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
-		    uint64_t n);
-/* An extent of @inode moves from tier @src to @dst: 0, or -ENOSPC when
- * a cap on @dst is reached (then it must not move).  i_dlock
- * exclusive, at the switch. */
+		    uint64_t bytes);
+/* @bytes of @inode (an extent's held bytes) move from tier @src to
+ * @dst: 0, or -ENOSPC when a cap on @dst is reached (then they must not
+ * move).  i_dlock exclusive, at the switch. */
 int quota_move(struct tierfs *fs, struct tfs_inode *inode, unsigned src,
-	       unsigned dst);
-/* Whether one more extent of @inode fits under every cap on tier @t
- * (for the migrator's choice of destination; a hint, quota_move()
- * decides).  i_dlock held, or ns_lock. */
-bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t);
+	       unsigned dst, uint64_t bytes);
+/* Whether @bytes more of @inode fit under every cap on tier @t (for the
+ * migrator's choice of destination; a hint, quota_move() decides).
+ * i_dlock held, or ns_lock. */
+bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		     uint64_t bytes);
 
 /* ---- namespace (namespace.c, placement.c) ---- */
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -84,16 +85,23 @@ static uint32_t block_hash(const void *buf, size_t len)
 	return (uint32_t)XXH3_64bits(buf, len);
 }
 
-/* Allocate the checksum table; every block starts as all zeros. */
+static size_t nchunks(const struct tier *t)
+{
+	return ((size_t)t->vslots + TIER_CHUNK_SLOTS - 1) >> TIER_CHUNK_SHIFT;
+}
+
+/*
+ * The checksum chunk table: one pointer per TIER_CHUNK_SLOTS slots, the
+ * chunks themselves made as data arrives (csum_chunk()); every block
+ * starts as all zeros.
+ */
 static int csum_setup(struct tier *t)
 {
-	size_t n;
 	void *zero;
 
 	t->csum_shift = MIN(TIER_CSUM_BLOCK_SHIFT, t->extent_shift);
 	t->csum_per_slot = t->extent_size >> t->csum_shift;
-	n = (size_t)t->nslots * t->csum_per_slot;
-	t->csum = malloc(n * sizeof(*t->csum));
+	t->csum = calloc(nchunks(t), sizeof(*t->csum));
 	zero = calloc(1, (size_t)1 << t->csum_shift);
 	if (!t->csum || !zero) {
 		free(zero);
@@ -101,9 +109,26 @@ static int csum_setup(struct tier *t)
 	}
 	t->csum_zero = block_hash(zero, (size_t)1 << t->csum_shift);
 	free(zero);
-	for (size_t i = 0; i < n; i++)
-		t->csum[i] = t->csum_zero;
 	return 0;
+}
+
+/* Units, slots of address space and the bitmap's shape of a new tier. */
+static void units_setup(struct tier *t, uint64_t size)
+{
+	uint64_t v = t->nslots;
+
+	t->unit_shift = MAX((unsigned)__builtin_ctz(TIER_UNIT_MIN),
+			    t->extent_shift -
+				    (unsigned)__builtin_ctz(TIER_UNITS_MAX));
+	t->units_per_slot = t->extent_size >> t->unit_shift;
+	t->held_words = DIV_ROUND_UP(t->units_per_slot, 64u);
+	t->cap_units = size >> t->unit_shift;
+	if (t->ops->sparse) {
+		v = MIN(t->cap_units, TIER_VIRT_MAX >> t->extent_shift);
+		v = MIN(v, (uint64_t)UINT32_MAX);
+		v = MAX(v, (uint64_t)t->nslots);
+	}
+	t->vslots = (uint32_t)v;
 }
 
 int tier_create(const char *name, enum tier_kind kind, const char *path,
@@ -141,6 +166,7 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 	t->extent_shift = (unsigned)__builtin_ctz(extent_size);
 	t->nslots = (uint32_t)nslots;
 	t->ops = ops;
+	units_setup(t, size);
 	pthread_mutex_init(&t->alloc_lock, NULL);
 	if (kind != TIER_RAM) {
 		t->path = strdup(path);
@@ -149,14 +175,22 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 			goto err_free;
 		}
 	}
+	r = ops->open(t);
+	if (r < 0) {
+		t->ops = NULL; /* open cleaned up after itself */
+		goto err_free;
+	}
+	/* sized for the slots open settled on */
+	t->held = calloc(nchunks(t), sizeof(*t->held));
+	if (!t->held) {
+		r = -ENOMEM;
+		goto err_free;
+	}
 	if (kind != TIER_RAM) {
 		r = csum_setup(t);
 		if (r < 0)
 			goto err_free;
 	}
-	r = ops->open(t);
-	if (r < 0)
-		goto err_free;
 	if (kind != TIER_RAM) {
 		struct stat st;
 
@@ -170,8 +204,8 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 	return 0;
 
 err_free:
-	/* ops->close copes with a half-open tier; open cleaned itself */
-	t->ops = NULL;
+	/* t->ops is NULL when open failed (it cleaned up itself); else
+	 * tier_free() closes what open made */
 	tier_free(t);
 	return r;
 }
@@ -183,6 +217,13 @@ struct tier *tier_free(struct tier *t)
 	if (t->ops)
 		t->ops->close(t);
 	pthread_mutex_destroy(&t->alloc_lock);
+	for (size_t c = 0; (t->held || t->csum) && c < nchunks(t); c++) {
+		if (t->held)
+			free(t->held[c]);
+		if (t->csum)
+			free(t->csum[c]);
+	}
+	free(t->held);
 	free(t->csum);
 	free(t->free_stack);
 	free(t->path);
@@ -243,53 +284,266 @@ static bool medium_space_back(struct tier *t, bool fresh)
 	return true;
 }
 
-int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
+/* ---- units: the bitmap of what each slot holds ---- */
+
+/* @slot's bitmap words, or NULL while its chunk was never needed.  The
+ * chunk pointer is published with release order under alloc_lock. */
+static uint64_t *held_words_of(const struct tier *t, uint32_t slot)
 {
-	uint32_t slot = 0;
+	uint64_t *c = __atomic_load_n(&t->held[slot >> TIER_CHUNK_SHIFT],
+				      __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return NULL;
+	return c + (size_t)(slot & (TIER_CHUNK_SLOTS - 1)) * t->held_words;
+}
+
+/* The same, making the chunk.  Called with alloc_lock held.  NULL: no
+ * memory. */
+static uint64_t *held_words_make(struct tier *t, uint32_t slot)
+{
+	size_t c = slot >> TIER_CHUNK_SHIFT;
+
+	if (!t->held[c]) {
+		uint64_t *w = calloc((size_t)TIER_CHUNK_SLOTS * t->held_words,
+				     sizeof(*w));
+
+		if (!w)
+			return NULL;
+		__atomic_store_n(&t->held[c], w, __ATOMIC_RELEASE);
+	}
+	return held_words_of(t, slot);
+}
+
+static bool bit_get(const uint64_t *w, uint32_t u)
+{
+	return __atomic_load_n(&w[u / 64], __ATOMIC_RELAXED) >> (u % 64) & 1;
+}
+
+static void bit_put(uint64_t *w, uint32_t u, bool on)
+{
+	uint64_t v = __atomic_load_n(&w[u / 64], __ATOMIC_RELAXED);
+	uint64_t m = UINT64_C(1) << (u % 64);
+
+	__atomic_store_n(&w[u / 64], on ? v | m : v & ~m, __ATOMIC_RELAXED);
+}
+
+/* Units [*u0, *u1) touching bytes [off, off+len) of a slot. */
+static void unit_span(const struct tier *t, uint64_t off, uint64_t len,
+		      uint32_t *u0, uint32_t *u1)
+{
+	*u0 = (uint32_t)(off >> t->unit_shift);
+	*u1 = (uint32_t)((off + len + tier_unit(t) - 1) >> t->unit_shift);
+}
+
+/* Units of [u0, u1) that @w does not hold. */
+static uint32_t count_missing(const uint64_t *w, uint32_t u0, uint32_t u1)
+{
+	uint32_t n = 0;
+
+	for (uint32_t u = u0; u < u1; u++)
+		n += !w || !bit_get(w, u);
+	return n;
+}
+
+static uint32_t count_held(const struct tier *t, const uint64_t *w)
+{
+	uint32_t n = 0;
+
+	for (unsigned i = 0; w && i < t->held_words; i++)
+		n += (uint32_t)__builtin_popcountll(
+			__atomic_load_n(&w[i], __ATOMIC_RELAXED));
+	return n;
+}
+
+static bool range_ok(const struct tier *t, uint32_t slot, uint64_t off,
+		     uint64_t len)
+{
+	return slot < t->vslots && off <= t->extent_size &&
+	       len <= t->extent_size - off;
+}
+
+uint64_t tier_uncharged(struct tier *t, uint32_t slot, uint64_t off,
+			uint64_t len)
+{
+	uint32_t u0, u1;
+
+	if (NEVER(!range_ok(t, slot, off, len)) || len == 0)
+		return 0;
+	unit_span(t, off, len, &u0, &u1);
+	return (uint64_t)count_missing(held_words_of(t, slot), u0, u1)
+	       << t->unit_shift;
+}
+
+uint64_t tier_held(struct tier *t, uint32_t slot)
+{
+	if (NEVER(slot >= t->vslots))
+		return 0;
+	return (uint64_t)count_held(t, held_words_of(t, slot)) << t->unit_shift;
+}
+
+bool tier_held_next(struct tier *t, uint32_t slot, uint64_t from,
+		    uint64_t *ret_off, uint64_t *ret_len)
+{
+	const uint64_t *w = slot < t->vslots ? held_words_of(t, slot) : NULL;
+	uint32_t u = (uint32_t)(from >> t->unit_shift), e;
+
+	if (!w)
+		return false;
+	while (u < t->units_per_slot && !bit_get(w, u))
+		u++;
+	if (u >= t->units_per_slot)
+		return false;
+	for (e = u; e < t->units_per_slot && bit_get(w, e); e++)
+		;
+	*ret_off = (uint64_t)u << t->unit_shift;
+	*ret_len = (uint64_t)(e - u) << t->unit_shift;
+	return true;
+}
+
+/* Is every unit touching [off, off+len) of @slot held?  For the writes'
+ * "cannot happen" check. */
+static bool range_held(const struct tier *t, uint32_t slot, uint64_t off,
+		       uint64_t len)
+{
+	uint32_t u0, u1;
+
+	if (len == 0)
+		return true;
+	unit_span(t, off, len, &u0, &u1);
+	return count_missing(held_words_of(t, slot), u0, u1) == 0;
+}
+
+/* The medium filled below the tier's size: remember what statvfs()
+ * called free then, and say so until space comes back. */
+static void medium_filled(struct tier *t)
+{
+	if (t->dev_shared) {
+		(void)dev_avail(t, true);
+		__atomic_store_n(&t->full_avail,
+				 __atomic_load_n(&t->dev_avail,
+						 __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&t->medium_full, true, __ATOMIC_RELAXED);
+}
+
+int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
+		uint64_t *ret_added)
+{
+	uint64_t old[DIV_ROUND_UP(TIER_UNITS_MAX, 64)];
+	uint32_t u0, u1, n, first = UINT32_MAX, last = 0;
+	uint64_t *w;
 	int r = 0;
 
-	/* a full medium: no new slot (and no failed reserve to count)
+	if (ret_added)
+		*ret_added = 0;
+	if (NEVER(!range_ok(t, slot, off, len)))
+		return -EIO;
+	if (len == 0)
+		return 0;
+	unit_span(t, off, len, &u0, &u1);
+	w = held_words_of(t, slot);
+	if (w && count_missing(w, u0, u1) == 0)
+		return 0; /* the common overwrite: nothing to take */
+	/* a full medium: nothing new (and no failed reserve to count)
 	 * until statvfs() shows that space came back */
 	if (t->dev_shared && tier_medium_full(t) && !medium_space_back(t, true))
 		return -ENOSPC;
+
 	pthread_mutex_lock(&t->alloc_lock);
-	/*
-	 * nused is written atomically (under the lock) because
-	 * tier_used_slots() reads it without the lock.
-	 */
-	if (t->nfree_stack > 0) {
-		slot = t->free_stack[--t->nfree_stack];
-		__atomic_add_fetch(&t->nused, 1, __ATOMIC_RELAXED);
-	} else if (t->hwm < t->nslots) {
-		slot = t->hwm++;
-		__atomic_add_fetch(&t->nused, 1, __ATOMIC_RELAXED);
-	} else {
-		r = -ENOSPC;
+	w = held_words_make(t, slot);
+	if (!w) {
+		pthread_mutex_unlock(&t->alloc_lock);
+		return -ENOMEM;
 	}
+	n = count_missing(w, u0, u1);
+	if (t->used_units + n > t->cap_units) {
+		pthread_mutex_unlock(&t->alloc_lock);
+		return -ENOSPC;
+	}
+	memcpy(old, w, t->held_words * sizeof(*w));
+	for (uint32_t u = u0; u < u1; u++) {
+		if (bit_get(w, u))
+			continue;
+		bit_put(w, u, true);
+		first = MIN(first, u);
+		last = u;
+	}
+	__atomic_add_fetch(&t->used_units, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->alloc_lock);
-	if (r == 0 && t->ops->reserve) {
-		r = t->ops->reserve(t, slot);
+
+	if (n && t->ops->reserve) {
+		/* the span of the new units: reserving a held unit again
+		 * in between is harmless */
+		r = t->ops->reserve(t, slot, (uint64_t)first << t->unit_shift,
+				    (uint64_t)(last + 1 - first)
+					    << t->unit_shift);
 		if (r < 0) {
 			/* the medium failed below the configured size */
 			__atomic_add_fetch(&t->stats.io_errors, 1,
 					   __ATOMIC_RELAXED);
-			slot_put_back(t, slot);
+			pthread_mutex_lock(&t->alloc_lock);
+			for (unsigned i = 0; i < t->held_words; i++)
+				__atomic_store_n(&w[i], old[i],
+						 __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&t->used_units, n, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&t->alloc_lock);
+			if (r == -ENOSPC)
+				medium_filled(t);
+			return r;
 		}
-		if (r == -ENOSPC && t->dev_shared) {
-			/* remember what statvfs() called free when it was not */
-			(void)dev_avail(t, true);
-			__atomic_store_n(&t->full_avail,
-					 __atomic_load_n(&t->dev_avail,
-							 __ATOMIC_RELAXED),
-					 __ATOMIC_RELAXED);
-		}
-		if (r == 0 || r == -ENOSPC)
-			__atomic_store_n(&t->medium_full, r == -ENOSPC,
-					 __ATOMIC_RELAXED);
+		__atomic_store_n(&t->medium_full, false, __ATOMIC_RELAXED);
 	}
+	if (ret_added)
+		*ret_added = (uint64_t)n << t->unit_shift;
+	return 0;
+}
+
+/* ---- slots ---- */
+
+int tier_slot_get(struct tier *t, uint32_t *ret_slot)
+{
+	uint32_t slot = 0;
+	int r = 0;
+
+	if (t->dev_shared && tier_medium_full(t) && !medium_space_back(t, true))
+		return -ENOSPC;
+	pthread_mutex_lock(&t->alloc_lock);
+	/*
+	 * nused and used_units are written atomically (under the lock)
+	 * because the stats read them without the lock.
+	 */
+	if (t->used_units >= t->cap_units)
+		r = -ENOSPC;
+	else if (t->nfree_stack > 0)
+		slot = t->free_stack[--t->nfree_stack];
+	else if (t->hwm < t->vslots)
+		slot = t->hwm++;
+	else
+		r = -ENOSPC;
+	if (r == 0)
+		__atomic_add_fetch(&t->nused, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->alloc_lock);
 	if (r == 0)
 		*ret_slot = slot;
 	return r;
+}
+
+int tier_slot_alloc(struct tier *t, uint32_t *ret_slot)
+{
+	uint32_t slot;
+	int r = tier_slot_get(t, &slot);
+
+	if (r < 0)
+		return r;
+	r = tier_charge(t, slot, 0, t->extent_size, NULL);
+	if (r < 0) {
+		slot_put_back(t, slot);
+		return r;
+	}
+	*ret_slot = slot;
+	return 0;
 }
 
 /*
@@ -300,30 +554,64 @@ static int free_stack_push(struct tier *t, uint32_t slot)
 {
 	if (!t->free_stack) {
 		/* at most every slot is free at once: allocate that once */
-		t->free_stack = malloc(sizeof(uint32_t) * (size_t)t->nslots);
+		t->free_stack = malloc(sizeof(uint32_t) * (size_t)t->vslots);
 		if (!t->free_stack)
 			return -ENOMEM;
 	}
-	if (NEVER(t->nfree_stack >= t->nslots))
+	if (NEVER(t->nfree_stack >= t->vslots))
 		return -EIO; /* the caller leaks the slot: never hands it out twice */
 	t->free_stack[t->nfree_stack++] = slot;
 	return 0;
 }
 
+/* The checksums of @slot's blocks back to "all zeros".  Caller owns the
+ * slot. */
+static void csum_reset(struct tier *t, uint32_t slot)
+{
+	uint32_t *c;
+
+	if (!t->csum)
+		return;
+	c = __atomic_load_n(&t->csum[slot >> TIER_CHUNK_SHIFT],
+			    __ATOMIC_ACQUIRE);
+	if (!c)
+		return;
+	c += (size_t)(slot & (TIER_CHUNK_SLOTS - 1)) * t->csum_per_slot;
+	for (unsigned b = 0; b < t->csum_per_slot; b++)
+		c[b] = t->csum_zero;
+}
+
+/* Forget every unit @slot holds.  Called with alloc_lock held. */
+static void units_drop(struct tier *t, uint32_t slot)
+{
+	uint64_t *w = held_words_of(t, slot);
+	uint32_t n = count_held(t, w);
+
+	for (unsigned i = 0; w && i < t->held_words; i++)
+		__atomic_store_n(&w[i], 0, __ATOMIC_RELAXED);
+	if (!NEVER(t->used_units < n))
+		__atomic_sub_fetch(&t->used_units, n, __ATOMIC_RELAXED);
+}
+
+static int slot_zero_raw(struct tier *t, uint32_t slot, uint64_t off,
+			 uint64_t len);
+
 void tier_slot_free(struct tier *t, uint32_t slot)
 {
 	int r;
 
-	if (NEVER(slot >= t->nslots))
+	if (NEVER(slot >= t->vslots))
 		return;
-	r = t->ops->discard(t, slot);
+	r = t->ops->discard(t, slot, 0, t->extent_size);
 	if (r < 0)
-		r = tier_zero(t, slot, 0, t->extent_size);
-	else if (t->csum)
-		for (unsigned b = 0; b < t->csum_per_slot; b++)
-			t->csum[(size_t)slot * t->csum_per_slot + b] =
-				t->csum_zero;
+		r = slot_zero_raw(t, slot, 0, t->extent_size);
+	if (r == 0)
+		csum_reset(t, slot);
 	pthread_mutex_lock(&t->alloc_lock);
+	if (r == 0)
+		units_drop(t, slot);
+	/* else its units stay counted: that space holds old data and is
+	 * lost with the slot */
 	if (!NEVER(t->nused == 0))
 		__atomic_sub_fetch(&t->nused, 1, __ATOMIC_RELAXED);
 	if (r < 0 || free_stack_push(t, slot) < 0) {
@@ -339,7 +627,7 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
 {
 	uint32_t leaked = 0;
 
-	if (NEVER(first >= t->nslots || n > t->nslots - first))
+	if (NEVER(first >= t->vslots || n > t->vslots - first))
 		return;
 	if (n == 1 || !t->ops->discard_run ||
 	    t->ops->discard_run(t, first, n) < 0) {
@@ -347,11 +635,11 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
 			tier_slot_free(t, first + i);
 		return;
 	}
-	if (t->csum)
-		for (size_t b = (size_t)first * t->csum_per_slot;
-		     b < (size_t)(first + n) * t->csum_per_slot; b++)
-			t->csum[b] = t->csum_zero;
+	for (uint32_t i = 0; i < n; i++)
+		csum_reset(t, first + i);
 	pthread_mutex_lock(&t->alloc_lock);
+	for (uint32_t i = 0; i < n; i++)
+		units_drop(t, first + i);
 	if (!NEVER(t->nused < n))
 		__atomic_sub_fetch(&t->nused, n, __ATOMIC_RELAXED);
 	/* last first, so that allocation hands the run out in order */
@@ -365,7 +653,7 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
 	pthread_mutex_unlock(&t->alloc_lock);
 }
 
-/* Undo tier_slot_alloc() of a slot nothing was written to. */
+/* Undo tier_slot_get() of a slot that holds nothing. */
 static void slot_put_back(struct tier *t, uint32_t slot)
 {
 	pthread_mutex_lock(&t->alloc_lock);
@@ -380,23 +668,44 @@ uint32_t tier_used_slots(const struct tier *t)
 	return __atomic_load_n(&t->nused, __ATOMIC_RELAXED);
 }
 
-static uint32_t cfg_free_slots(const struct tier *t)
+/* Free units, and whether a new extent could get a slot at all. */
+static uint64_t cfg_free_units(const struct tier *t)
 {
-	return t->nslots - tier_used_slots(t) -
-	       __atomic_load_n(&t->nleaked, __ATOMIC_RELAXED);
+	uint64_t used = __atomic_load_n(&t->used_units, __ATOMIC_RELAXED);
+	uint32_t taken = tier_used_slots(t) +
+			 __atomic_load_n(&t->nleaked, __ATOMIC_RELAXED);
+
+	if (taken >= t->vslots || used >= t->cap_units)
+		return 0;
+	return t->cap_units - used;
 }
 
-uint32_t tier_free_slots(struct tier *t)
+uint64_t tier_used_bytes(const struct tier *t)
 {
-	uint32_t n = cfg_free_slots(t);
-	uint64_t dev;
+	return __atomic_load_n(&t->used_units, __ATOMIC_RELAXED)
+	       << t->unit_shift;
+}
+
+uint64_t tier_avail_bytes(struct tier *t)
+{
+	uint64_t n = cfg_free_units(t) << t->unit_shift;
 
 	if (!t->dev_shared)
 		return n;
 	if (tier_medium_full(t) && !medium_space_back(t, false))
 		return 0;
-	dev = dev_avail(t, false) >> t->extent_shift;
-	return dev < n ? (uint32_t)dev : n;
+	return MIN(n, ALIGN_DOWN(dev_avail(t, false), tier_unit(t)));
+}
+
+uint32_t tier_free_slots(struct tier *t)
+{
+	uint32_t slots = t->vslots - MIN(t->vslots,
+					 tier_used_slots(t) +
+						 __atomic_load_n(&t->nleaked,
+								 __ATOMIC_RELAXED));
+	uint64_t whole = tier_avail_bytes(t) >> t->extent_shift;
+
+	return whole < slots ? (uint32_t)whole : slots;
 }
 
 uint64_t tier_free_bytes(struct tier *const *tiers, unsigned n, uint32_t mask)
@@ -408,8 +717,7 @@ uint64_t tier_free_bytes(struct tier *const *tiers, unsigned n, uint32_t mask)
 	n = MIN(n, (unsigned)TIER_MAX);
 	for (unsigned i = 0; i < n; i++)
 		if (mask & (1u << i))
-			free[i] = (uint64_t)tier_free_slots(tiers[i]) *
-				  tiers[i]->extent_size;
+			free[i] = tier_avail_bytes(tiers[i]);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t group, cap;
 
@@ -429,7 +737,7 @@ uint64_t tier_free_bytes(struct tier *const *tiers, unsigned n, uint32_t mask)
 			done[j] = true;
 			group += free[j];
 		}
-		cap = ALIGN_DOWN(cap, (uint64_t)tiers[i]->extent_size);
+		cap = ALIGN_DOWN(cap, tier_unit(tiers[i]));
 		sum += MIN(group, cap);
 	}
 	return sum;
@@ -581,10 +889,46 @@ static ssize_t raw_write(struct tier *t, uint32_t slot, uint64_t off,
 	return r;
 }
 
-static inline uint32_t *csum_of(struct tier *t, uint32_t slot, uint64_t off)
+/* @slot's checksum entries, or NULL while its chunk was never needed
+ * (then every block of it is all zeros). */
+static uint32_t *csum_slot(const struct tier *t, uint32_t slot)
 {
-	return &t->csum[(size_t)slot * t->csum_per_slot +
-			(off >> t->csum_shift)];
+	uint32_t *c = __atomic_load_n(&t->csum[slot >> TIER_CHUNK_SHIFT],
+				      __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return NULL;
+	return c + (size_t)(slot & (TIER_CHUNK_SLOTS - 1)) * t->csum_per_slot;
+}
+
+/* The same, making the chunk (every entry csum_zero) if need be; the
+ * first of racing makers installs its chunk, the others free theirs.
+ * NULL: no memory. */
+static uint32_t *csum_slot_make(struct tier *t, uint32_t slot)
+{
+	size_t n = (size_t)TIER_CHUNK_SLOTS * t->csum_per_slot;
+	uint32_t *c = csum_slot(t, slot), *mine, *none = NULL;
+
+	if (c)
+		return c;
+	mine = malloc(n * sizeof(*mine));
+	if (!mine)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		mine[i] = t->csum_zero;
+	if (!__atomic_compare_exchange_n(&t->csum[slot >> TIER_CHUNK_SHIFT],
+					 &none, mine, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		free(mine);
+	return csum_slot(t, slot);
+}
+
+static inline uint32_t csum_get(const struct tier *t, uint32_t slot,
+				uint64_t off)
+{
+	const uint32_t *c = csum_slot(t, slot);
+
+	return c ? c[off >> t->csum_shift] : t->csum_zero;
 }
 
 /*
@@ -627,7 +971,7 @@ static int csum_check(struct tier *t, uint32_t slot, uint64_t off,
 	size_t bs = (size_t)1 << t->csum_shift;
 
 	for (size_t i = 0; i < len; i += bs) {
-		if (block_hash(buf + i, bs) != *csum_of(t, slot, off + i)) {
+		if (block_hash(buf + i, bs) != csum_get(t, slot, off + i)) {
 			__atomic_add_fetch(&t->stats.csum_errors, 1,
 					   __ATOMIC_RELAXED);
 			return -EBADMSG;
@@ -641,7 +985,7 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 {
 	ssize_t r;
 
-	if (NEVER(slot >= t->nslots || off + len > t->extent_size))
+	if (NEVER(!range_ok(t, slot, off, len)))
 		return -EIO;
 	if (t->csum) {
 		/* read whole blocks, verify them, hand out the range asked */
@@ -712,14 +1056,19 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 		   const void *buf, size_t len)
 {
 	uint32_t sums_small[32];
-	uint32_t *sums = sums_small;
+	uint32_t *sums = sums_small, *table = NULL;
 	unsigned nb = 0;
 	ssize_t r;
 
-	if (NEVER(slot >= t->nslots || off + len > t->extent_size))
+	if (NEVER(!range_ok(t, slot, off, len)) ||
+	    NEVER(!range_held(t, slot, off, len)))
 		return -EIO;
 	if (t->csum && len > 0) {
 		size_t bs = (size_t)1 << t->csum_shift;
+
+		table = csum_slot_make(t, slot);
+		if (!table)
+			return -ENOMEM;
 
 		nb = (unsigned)((ALIGN_UP(off + len, (uint64_t)bs) -
 				 ALIGN_DOWN(off, (uint64_t)bs)) >>
@@ -737,7 +1086,7 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 	if (r < 0)
 		goto out;
 	for (unsigned i = 0; i < nb; i++)
-		csum_of(t, slot, off)[i] = sums[i];
+		table[(off >> t->csum_shift) + i] = sums[i];
 	__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&t->stats.write_bytes, (uint64_t)r,
 			   __ATOMIC_RELAXED);
@@ -747,10 +1096,61 @@ out:
 	return r;
 }
 
+/*
+ * Zeros written over [off, off+len) of @slot without the held-units
+ * check and checksums: for a slot (or units) being given back whose
+ * discard failed; the caller resets the checksums.  Return: 0 or the
+ * back end's -errno.
+ */
+static int slot_zero_raw(struct tier *t, uint32_t slot, uint64_t off,
+			 uint64_t len)
+{
+	static const char zeros[65536];
+
+	while (len > 0) {
+		size_t n = (size_t)MIN(len, (uint64_t)sizeof(zeros));
+		ssize_t r = raw_write(t, slot, off, zeros, n);
+
+		if (r < 0)
+			return (int)r;
+		__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->stats.write_bytes, n, __ATOMIC_RELAXED);
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Zeros for one write of up to an extent: a read-only anonymous mapping
+ * that costs no memory (every page is the kernel's zero page).  NULL if
+ * it cannot be mapped; callers then write 64 KiB at a time.
+ */
+#define ZEROS_MAX ((size_t)1 << 30) /* the largest extent size */
+
+static const char *zeros_map;
+static pthread_once_t zeros_once = PTHREAD_ONCE_INIT;
+
+static void zeros_init(void)
+{
+	void *p = mmap(NULL, ZEROS_MAX, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	zeros_map = p == MAP_FAILED ? NULL : p;
+}
+
+/* Zeros over [off, off+len) of @slot, all held: one tier_write() where
+ * the zero mapping exists, so a failure changes nothing. */
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len)
 {
 	static const char zeros[65536];
 
+	pthread_once(&zeros_once, zeros_init);
+	if (zeros_map && len <= ZEROS_MAX) {
+		ssize_t w = tier_write(t, slot, off, zeros_map, len);
+
+		return w < 0 ? (int)w : 0;
+	}
 	while (len > 0) {
 		size_t n = MIN(len, sizeof(zeros));
 		ssize_t r = tier_write(t, slot, off, zeros, n);
@@ -763,12 +1163,84 @@ int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len)
 	return 0;
 }
 
+/*
+ * Give back held units [u0, u1) of @slot, which read as zeros already
+ * (so their checksum blocks are right as they are): the discard, then
+ * the bitmap.  A discard that fails keeps the units held: they hold
+ * zeros, only their space is not given back.  Return: bytes given back.
+ */
+static uint64_t units_release(struct tier *t, uint32_t slot, uint32_t u0,
+			      uint32_t u1)
+{
+	uint64_t *w;
+
+	if (t->ops->discard(t, slot, (uint64_t)u0 << t->unit_shift,
+			    (uint64_t)(u1 - u0) << t->unit_shift) < 0)
+		return 0;
+	pthread_mutex_lock(&t->alloc_lock);
+	w = held_words_of(t, slot);
+	for (uint32_t u = u0; u < u1; u++)
+		bit_put(w, u, false);
+	__atomic_sub_fetch(&t->used_units, u1 - u0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->alloc_lock);
+	return (uint64_t)(u1 - u0) << t->unit_shift;
+}
+
+int tier_punch(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
+	       uint64_t *ret_freed)
+{
+	uint64_t unit = tier_unit(t), end = off + len;
+	uint64_t a = ALIGN_UP(off, unit), z = ALIGN_DOWN(end, unit);
+	uint64_t freed = 0, from = ALIGN_DOWN(off, unit), ro, rl;
+	const uint64_t *w;
+	int r;
+
+	if (ret_freed)
+		*ret_freed = 0;
+	if (NEVER(!range_ok(t, slot, off, len)))
+		return -EIO;
+	/*
+	 * First the zeros, over what the slot holds in the range: one
+	 * write per run of held units (a sequentially written extent has
+	 * one), so that a failure leaves the data as it was.  Then the
+	 * space of the units wholly inside goes back; that cannot lose
+	 * data any more, and where it fails the units just stay held.
+	 */
+	while (from < end && tier_held_next(t, slot, from, &ro, &rl) &&
+	       ro < end) {
+		uint64_t s = MAX(ro, off), e = MIN(ro + rl, end);
+
+		r = tier_zero(t, slot, s, (size_t)(e - s));
+		if (r < 0)
+			return r;
+		from = ro + rl;
+	}
+	w = held_words_of(t, slot);
+	for (uint32_t u = (uint32_t)(a >> t->unit_shift),
+		      ue = a < z ? (uint32_t)(z >> t->unit_shift) : 0;
+	     w && u < ue;) {
+		uint32_t e;
+
+		if (!bit_get(w, u)) {
+			u++;
+			continue;
+		}
+		for (e = u; e < ue && bit_get(w, e); e++)
+			;
+		freed += units_release(t, slot, u, e);
+		u = e;
+	}
+	if (ret_freed)
+		*ret_freed = freed;
+	return 0;
+}
+
 const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 			     size_t len)
 {
 	void *p;
 
-	if (NEVER(slot >= t->nslots || off + len > t->extent_size))
+	if (NEVER(!range_ok(t, slot, off, len)))
 		return NULL;
 	if (!t->ops->direct || t->csum ||
 	    __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED))
@@ -932,6 +1404,7 @@ static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
 {
 	int fd, lfd = -1;
 	bool has_lock = false, has_slab = false, other = false, dead = false;
+	bool has_nfs = false;
 	uint64_t bytes = 0;
 	struct dirent *de;
 	struct stat st;
@@ -959,7 +1432,12 @@ static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
 			has_lock = true;
 		else if (!strcmp(de->d_name, OLD_SLAB_NAME)) {
 			has_slab = true;
-			bytes = (uint64_t)st.st_blocks * 512;
+			bytes += (uint64_t)st.st_blocks * 512;
+		} else if (!strncmp(de->d_name, ".nfs", 4)) {
+			/* on NFS an unlinked file still open when its node
+			 * died stays as a silly-renamed .nfsXXXX: our slab */
+			has_nfs = true;
+			bytes += (uint64_t)st.st_blocks * 512;
 		} else
 			other = true;
 	}
@@ -981,6 +1459,12 @@ static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
 		goto out;
 	if (has_slab && unlinkat(fd, OLD_SLAB_NAME, 0) < 0)
 		bytes = 0;
+	if (has_nfs) {
+		rewinddir(d);
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, ".nfs", 4))
+				(void)unlinkat(fd, de->d_name, 0);
+	}
 	if (has_lock)
 		(void)unlinkat(fd, LOCK_NAME, 0);
 	dead = unlinkat(dfd, name, AT_REMOVEDIR) == 0 || bytes > 0;

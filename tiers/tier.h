@@ -2,12 +2,36 @@
 /*
  * tier.h -- one storage tier (RAM, PMem, file) behind one interface.
  *
- * A tier is a fixed array of equal-sized slots, one extent each.  This
- * module owns slot allocation and space accounting (exact: a slot is
- * either free or held by exactly one extent, so "used" returns to zero
- * when every file is gone and the allocator cannot fragment).  A back end
- * (tier_ram.c, tier_pmem.c, tier_file.c) only moves bytes to and from a
- * slot; it never allocates.
+ * A tier is an array of equal-sized slots, one extent each, and a
+ * capacity counted in allocation units.  This module owns slot
+ * allocation and space accounting.
+ *
+ * Space follows the data (issue 12).  A slot is address space, not
+ * space: an extent holds only the units (TIER_UNIT_MIN, 4 KiB, or
+ * extent_size / TIER_UNITS_MAX when that is larger) that were written
+ * or preallocated in it, marked in a per-slot bitmap, and the tier's
+ * capacity is size / unit units.  So a 4 KiB file in a 1 MiB extent
+ * holds 4 KiB, the tail and holes of a sparse extent hold nothing, and
+ * the extent grows unit by unit as it is written (tier_charge()), never
+ * moving within the tier.  Why not power-of-two slots of growing size:
+ * that needs a copy at every doubling and a buddy allocator that can
+ * fragment; sparse address space needs neither, because the media
+ * below already allocate lazily -- anonymous memory by the page, a
+ * sparse file by the block.  The price is address space: a sparse back
+ * end (ops->sparse: RAM, file) gets a slot per unit of capacity, so
+ * that a tier can be full of one-unit extents (t->vslots, at most
+ * TIER_VIRT_MAX bytes of address space -- 4 TiB, under ext4's largest
+ * file -- or what open could map, halving down to nslots; a tier of
+ * 64 GiB with 1 MiB extents can then hold 4M extents, 16 KiB each on
+ * average when it is full of them); the PMem back end,
+ * which reserves its whole slab at open, gets one slot per extent of
+ * capacity (vslots == nslots), so there small extents save no space.
+ *
+ * Accounting is exact: a unit is either free or held by exactly one
+ * extent, so "used" returns to zero when every file is gone.  A back
+ * end (tier_ram.c, tier_pmem.c, tier_file.c) only moves bytes to and
+ * from a slot and gives back or reserves the space of a byte range; it
+ * never allocates.
  *
  * What this is not: placement.  Which tier a new extent goes to is
  * decided in fs/ (policy), which calls tier_slot_alloc() on its choice.
@@ -15,7 +39,8 @@
  * Invariants:
  *  - a freshly allocated slot reads as zeros (back ends discard a slot
  *    when it is freed and start out zeroed);
- *  - slot numbers are < t->nslots;
+ *  - slot numbers are < t->vslots;
+ *  - a write goes only to units its slot holds (tier_charge() first);
  *  - every function returns 0 (or a byte count) on success and -errno on
  *    failure, and logs nothing above debug level.
  *
@@ -50,9 +75,14 @@ struct tier;
  * struct tier_ops - what a back end implements.
  *
  * @version:  TIER_OPS_VERSION; tier_create() refuses other values.
- * @open:     create the backing storage for t->nslots slots of
+ * @sparse:   the back end's storage takes space only where written
+ *            (and gives it back on @discard), so the tier may have more
+ *            slots than extents of capacity (t->vslots > t->nslots).
+ * @open:     create the backing storage for t->vslots slots of
  *            t->extent_size bytes at t->path (NULL for RAM); returns 0 or
  *            -errno.  May set t->priv.  Must leave the storage zeroed.
+ *            May lower t->vslots (not below t->nslots) when address
+ *            space or file size for all of them is not to be had.
  *            On failure it releases what it made itself: @close is not
  *            called for a tier whose @open failed.
  * @close:    release everything @open made and remove the backing data.
@@ -61,16 +91,18 @@ struct tier;
  * @write:    write @len bytes from @buf at byte @off of @slot; returns
  *            @len or -errno.  Nothing is durable before @sync, which is
  *            fine: this is scratch.
- * @discard:  make all of @slot read as zeros and give its backing space
- *            back where the medium allows; returns 0 or -errno.
+ * @discard:  make bytes [@off, @off+@len) of @slot (unit aligned) read
+ *            as zeros and give their backing space back where the
+ *            medium allows; returns 0 or -errno.
  * @discard_run: optional: @discard of slots @first .. @first+@n-1 in one
  *            call (one hole punch); returns 0 or -errno, and on failure
  *            the caller discards slot by slot.
  * @sync:     flush written data to the medium; returns 0 or -errno.
- * @reserve:  optional: make sure writes into @slot, just allocated, will
- *            not fail for want of space on the medium; returns 0 or
- *            -errno (-ENOSPC: the medium is full below the tier's size,
- *            and tier_slot_alloc() fails with it).
+ * @reserve:  optional: make sure writes into bytes [@off, @off+@len) of
+ *            @slot (unit aligned), just charged, will not fail for want
+ *            of space on the medium; returns 0 or -errno (-ENOSPC: the
+ *            medium is full below the tier's size, and tier_charge()
+ *            fails with it).
  * @direct:   optional: the address of byte @off of @slot when the tier
  *            lives in this process's memory and needs no checksum, so a
  *            reader may hand it to the kernel without a copy; NULL
@@ -79,20 +111,23 @@ struct tier;
 struct tier_ops {
 	unsigned version;
 	const char *kind_name;
+	bool sparse;
 	int (*open)(struct tier *t);
 	void (*close)(struct tier *t);
 	ssize_t (*read)(struct tier *t, uint32_t slot, uint64_t off,
 			void *buf, size_t len);
 	ssize_t (*write)(struct tier *t, uint32_t slot, uint64_t off,
 			 const void *buf, size_t len);
-	int (*discard)(struct tier *t, uint32_t slot);
+	int (*discard)(struct tier *t, uint32_t slot, uint64_t off,
+		       uint64_t len);
 	int (*sync)(struct tier *t);
-	int (*reserve)(struct tier *t, uint32_t slot);
+	int (*reserve)(struct tier *t, uint32_t slot, uint64_t off,
+		       uint64_t len);
 	void *(*direct)(struct tier *t, uint32_t slot, uint64_t off);
 	int (*discard_run)(struct tier *t, uint32_t first, uint32_t n);
 };
 
-#define TIER_OPS_VERSION 1
+#define TIER_OPS_VERSION 2
 
 /*
  * Per-tier counters.  Updated with relaxed atomics: each is a count on
@@ -129,6 +164,13 @@ struct tier_stats {
 #define TIER_CSUM_BLOCK_SHIFT 16
 #define TIER_CSUM_BLOCK (1u << TIER_CSUM_BLOCK_SHIFT)
 
+/* Allocation units and address space; see the top of this file. */
+#define TIER_UNIT_MIN 4096u		/* smallest allocation unit */
+#define TIER_UNITS_MAX 256u		/* most units per slot (bitmap) */
+#define TIER_VIRT_MAX ((uint64_t)4 << 40) /* most address space, bytes */
+#define TIER_CHUNK_SHIFT 10		/* slots per lazily made table chunk */
+#define TIER_CHUNK_SLOTS (1u << TIER_CHUNK_SHIFT)
+
 struct tier {
 	/* Immutable after tier_create(). */
 	char name[TIER_NAME_MAX + 1];
@@ -137,7 +179,13 @@ struct tier {
 	uint64_t size;		  /* configured size in bytes */
 	uint32_t extent_size;	  /* bytes per slot, a power of two */
 	unsigned extent_shift;	  /* log2(extent_size) */
-	uint32_t nslots;	  /* size / extent_size */
+	uint32_t nslots;	  /* size / extent_size: capacity in extents */
+	uint32_t vslots;	  /* slots of address space, >= nslots;
+				   * set before ->open, which may lower it */
+	unsigned unit_shift;	  /* log2 of the allocation unit */
+	uint32_t units_per_slot;  /* extent_size >> unit_shift */
+	unsigned held_words;	  /* 64-bit bitmap words per slot */
+	uint64_t cap_units;	  /* size >> unit_shift */
 	unsigned index;		  /* position in the stack, 0 = fastest */
 	const struct tier_ops *ops;
 	void *priv;		  /* back end state, owned by ops */
@@ -148,10 +196,20 @@ struct tier {
 	 * been handed out once: alloc pops the stack, else takes hwm++.
 	 */
 	pthread_mutex_t alloc_lock; /* protects the fields below */
-	uint32_t *free_stack;	    /* alloc_lock; capacity nslots */
+	uint32_t *free_stack;	    /* alloc_lock; capacity vslots */
 	uint32_t nfree_stack;	    /* alloc_lock */
 	uint32_t hwm;		    /* alloc_lock */
-	uint32_t nused;		    /* alloc_lock; read racily by stats */
+	uint32_t nused;		    /* alloc_lock; slots taken; read racily */
+	uint64_t used_units;	    /* alloc_lock; units held; read racily */
+	/*
+	 * Which units each slot holds: held_words words per slot, in
+	 * chunks of TIER_CHUNK_SLOTS slots allocated when a slot of the
+	 * chunk first holds a unit (a tier costs no bitmap memory until
+	 * data arrives).  The chunk table has one pointer per chunk.  A
+	 * slot's words change only under alloc_lock by the slot's owner;
+	 * the owner may read them without the lock.
+	 */
+	uint64_t **held;
 	uint32_t nleaked;	    /* alloc_lock; slots lost to failed
 				     * discards, neither used nor free */
 
@@ -195,11 +253,15 @@ struct tier {
 	uint64_t swept_bytes;
 
 	/*
-	 * Block checksums, csum_per_slot per slot; NULL when the kind needs
-	 * none.  An entry is read and written only by whoever holds the
-	 * slot's owner (the inode's data lock), like the slot's data.
+	 * Block checksums, csum_per_slot per slot, in chunks of
+	 * TIER_CHUNK_SLOTS slots allocated as data arrives (a missing chunk
+	 * means every block of its slots is all zeros: csum_zero); NULL
+	 * when the kind needs none.  A chunk pointer is installed once with
+	 * an atomic compare-and-swap and never changes until tier_free().
+	 * An entry is read and written only by whoever holds the slot's
+	 * owner (the inode's data lock), like the slot's data.
 	 */
-	uint32_t *csum;
+	uint32_t **csum;
 	unsigned csum_shift;	 /* log2 of the block size */
 	unsigned csum_per_slot;	 /* blocks per slot */
 	uint32_t csum_zero;	 /* checksum of an all-zero block */
@@ -251,12 +313,71 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 struct tier *tier_free(struct tier *t);
 
 /**
- * tier_slot_alloc() - take a free slot, its space reserved on the medium
- * Return: 0 and *ret_slot; -ENOSPC when every slot is in use or the
- * medium has no room left for it (then tier_medium_full() tells which);
- * or the back end's -errno.
+ * tier_slot_get() - take a free slot that holds no unit yet
+ * The caller then charges what it writes (tier_charge()).
+ * Return: 0 and *ret_slot; -ENOSPC when no slot is free, no unit is
+ * free, or the medium is known to be full.
+ */
+int tier_slot_get(struct tier *t, uint32_t *ret_slot);
+
+/**
+ * tier_slot_alloc() - tier_slot_get() and tier_charge() of the whole
+ * slot: a slot holding a full extent, its space reserved on the medium
+ * Return: 0 and *ret_slot; -ENOSPC when no slot or not an extent's
+ * worth of units is free, or the medium has no room left for it (then
+ * tier_medium_full() tells which); or the back end's -errno.
  */
 int tier_slot_alloc(struct tier *t, uint32_t *ret_slot);
+
+/* The allocation unit in bytes. */
+static inline uint64_t tier_unit(const struct tier *t)
+{
+	return (uint64_t)1 << t->unit_shift;
+}
+
+/**
+ * tier_uncharged() - bytes that tier_charge() of [@off, @off+@len) of
+ * @slot would add: the units touching the range that @slot does not
+ * hold yet.  Caller owns the slot.
+ */
+uint64_t tier_uncharged(struct tier *t, uint32_t slot, uint64_t off,
+			uint64_t len);
+
+/**
+ * tier_charge() - make @slot hold every unit touching [@off, @off+@len)
+ * The new units count against the tier's capacity and are reserved on
+ * the medium (ops->reserve); they read as zeros.  Caller owns the slot.
+ * Return: 0 and *@ret_added (may be NULL) = bytes newly held; -ENOSPC
+ * when the tier has fewer free units than needed or the medium is full
+ * (tier_medium_full()); -ENOMEM; or the back end's -errno.  On failure
+ * nothing changed.
+ */
+int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
+		uint64_t *ret_added);
+
+/**
+ * tier_punch() - make [@off, @off+@len) of @slot read as zeros, giving
+ * back the units wholly inside it (discarded on the medium, no longer
+ * counted) and writing zeros over the held part of units it covers only
+ * in part.  Caller owns the slot.
+ * Return: 0 and *@ret_freed (may be NULL) = bytes given back, or a
+ * tier's -errno (-EBADMSG: a block around the range failed its
+ * checksum) with the slot's units as they were (zeros written before
+ * the failure stay).
+ */
+int tier_punch(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
+	       uint64_t *ret_freed);
+
+/* Bytes @slot holds (units x unit size).  Caller owns the slot. */
+uint64_t tier_held(struct tier *t, uint32_t slot);
+
+/**
+ * tier_held_next() - the first run of held units of @slot at or after
+ * byte @from: true and [*ret_off, *ret_off + *ret_len), or false when
+ * there is none.  Caller owns the slot.
+ */
+bool tier_held_next(struct tier *t, uint32_t slot, uint64_t from,
+		    uint64_t *ret_off, uint64_t *ret_len);
 
 /* True while the medium is full below the tier's configured size: the
  * tier's free count promises room that is not there. */
@@ -266,7 +387,8 @@ static inline bool tier_medium_full(const struct tier *t)
 }
 
 /**
- * tier_slot_free() - discard @slot's data and return it to the free pool
+ * tier_slot_free() - discard @slot's data, give back every unit it
+ * holds and return it to the free pool
  * The slot reads as zeros when next allocated.  If the back end cannot
  * discard, the slot is zeroed by writing; if that fails too the slot is
  * leaked (counted in stats.io_errors) rather than handed out dirty.
@@ -290,6 +412,15 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n);
 #define TIER_STATVFS_MS 200
 uint32_t tier_used_slots(const struct tier *t);
 uint32_t tier_free_slots(struct tier *t);
+
+/*
+ * The same in bytes: what the tier's extents hold (to the allocation
+ * unit) and what is free for new data, capped as tier_free_slots() is.
+ * Watermarks, statfs and stats use these: an extent does not always
+ * hold extent_size bytes.
+ */
+uint64_t tier_used_bytes(const struct tier *t);
+uint64_t tier_avail_bytes(struct tier *t);
 
 /**
  * tier_free_bytes() - free bytes of the tiers in @mask of @tiers[0..n-1]
@@ -328,8 +459,8 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		  size_t len);
 ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 		   const void *buf, size_t len);
-/* Zero @len bytes at @off of @slot (writes zeros; used for partial
- * truncates and hole punches inside an extent). */
+/* Zero @len bytes at @off of @slot, all held (writes zeros: one write,
+ * all or nothing, up to 1 GiB; in 64 KiB steps beyond). */
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len);
 int tier_sync(struct tier *t);
 
@@ -373,8 +504,9 @@ static inline bool tier_has_csum(const struct tier *t)
  * tier_sweep_stale() - remove the private directories in @path that a
  * dead mount left: a tierfs-* directory holding a lock file nobody
  * holds, or (an older tierfs, which had no lock file and a named
- * slab) a "slab" and nothing else; only directories we own (or any as
- * root) whose entries are just those.  Adds what it removed to
+ * slab) a "slab" and nothing else, plus on NFS the silly-renamed
+ * .nfsXXXX file an unlinked slab becomes when its node dies; only
+ * directories we own (or any as root) whose entries are just those.  Adds what it removed to
  * *ret_dirs and the bytes freed to *ret_bytes.  Best effort: returns
  * nothing; a directory it cannot judge is left alone.
  */

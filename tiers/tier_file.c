@@ -94,7 +94,7 @@ static void file_priv_free(struct file_priv *p)
 
 static int file_open(struct tier *t)
 {
-	uint64_t len = slot_offset(t, t->nslots);
+	uint64_t len = slot_offset(t, t->vslots);
 	struct file_priv *p;
 	int r;
 
@@ -120,6 +120,13 @@ static int file_open(struct tier *t)
 	if (p->fd < 0) {
 		r = p->fd;
 		goto err_free;
+	}
+	while (ftruncate(p->fd, (off_t)len) < 0 && errno == EFBIG &&
+	       t->vslots > t->nslots) {
+		/* past this filesystem's largest file: half as many slots,
+		 * down to one per extent of capacity */
+		t->vslots = MAX(t->vslots / 2, t->nslots);
+		len = slot_offset(t, t->vslots);
 	}
 	if (ftruncate(p->fd, (off_t)len) < 0) {
 		r = -errno; /* EFBIG: beyond this filesystem's file size */
@@ -156,7 +163,8 @@ static ssize_t file_write(struct tier *t, uint32_t slot, uint64_t off,
 	return uring_pwrite(p->fd, buf, len, slot_offset(t, slot) + off);
 }
 
-static int file_discard(struct tier *t, uint32_t slot)
+static int file_discard(struct tier *t, uint32_t slot, uint64_t off,
+			uint64_t len)
 {
 	struct file_priv *p = t->priv;
 	int r;
@@ -165,8 +173,7 @@ static int file_discard(struct tier *t, uint32_t slot)
 		return -EOPNOTSUPP;
 	do {
 		r = fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      (off_t)slot_offset(t, slot),
-			      (off_t)t->extent_size);
+			      (off_t)(slot_offset(t, slot) + off), (off_t)len);
 	} while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return 0;
@@ -200,20 +207,25 @@ static int file_discard_run(struct tier *t, uint32_t first, uint32_t n)
  * and the new extent goes to the next tier instead -- not as a failed
  * overwrite that leaves an extent half old, half new.
  */
-static int file_reserve(struct tier *t, uint32_t slot)
+static int file_reserve(struct tier *t, uint32_t slot, uint64_t off,
+			uint64_t len)
 {
 	struct file_priv *p = t->priv;
 	int r;
 
 	do {
-		r = fallocate(p->fd, 0, (off_t)slot_offset(t, slot),
-			      (off_t)t->extent_size);
+		r = fallocate(p->fd, 0, (off_t)(slot_offset(t, slot) + off),
+			      (off_t)len);
 	} while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return 0;
 	/* a filesystem without fallocate: carry on unreserved */
 	if (errno == EOPNOTSUPP || errno == ENOSYS)
 		return 0;
+	/* the filesystem's own quota (Lustre, CephFS, NFS): for us the
+	 * medium is full, not a tierfs quota -- spill to the next tier */
+	if (errno == EDQUOT)
+		return -ENOSPC;
 	return -errno;
 }
 
@@ -230,6 +242,7 @@ static int file_sync(struct tier *t)
 const struct tier_ops tier_file_ops = {
 	.version = TIER_OPS_VERSION,
 	.kind_name = "file",
+	.sparse = true,
 	.open = file_open,
 	.close = file_close,
 	.read = file_read,

@@ -326,7 +326,7 @@ static int slab_create(struct pmem_priv *p, uint64_t len)
 
 static int pmem_open(struct tier *t)
 {
-	uint64_t len = (uint64_t)t->nslots << t->extent_shift;
+	uint64_t len = (uint64_t)t->vslots << t->extent_shift;
 	struct pmem_priv *p;
 	size_t mapped = 0;
 	char self[64];
@@ -409,18 +409,20 @@ static ssize_t pmem_write(struct tier *t, uint32_t slot, uint64_t off,
 	return r < 0 ? r : (ssize_t)len;
 }
 
-/* Punch the slot out; 0 or -errno (-EOPNOTSUPP: cannot here). */
-static int slot_punch(struct tier *t, uint32_t slot)
+/* Punch [@at, @at+@len) of the slot out; 0 or -errno (-EOPNOTSUPP:
+ * cannot here). */
+static int slot_punch(struct tier *t, uint32_t slot, uint64_t at,
+		      uint64_t len)
 {
 	struct pmem_priv *p = t->priv;
-	off_t off = (off_t)((uint64_t)slot << t->extent_shift);
+	off_t off = (off_t)(((uint64_t)slot << t->extent_shift) + at);
 	int r;
 
 	if (__atomic_load_n(&p->no_punch, __ATOMIC_RELAXED))
 		return -EOPNOTSUPP;
 	do {
 		r = fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      off, (off_t)t->extent_size);
+			      off, (off_t)len);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0) {
 		r = -errno;
@@ -436,18 +438,18 @@ static int slot_punch(struct tier *t, uint32_t slot)
 	 * which reads as zeros all the same.
 	 */
 	if (p->reserved)
-		(void)fallocate(p->fd, FALLOC_FL_KEEP_SIZE, off,
-				(off_t)t->extent_size);
+		(void)fallocate(p->fd, FALLOC_FL_KEEP_SIZE, off, (off_t)len);
 	return 0;
 }
 
-static int pmem_discard(struct tier *t, uint32_t slot)
+static int pmem_discard(struct tier *t, uint32_t slot, uint64_t off,
+			uint64_t len)
 {
-	if (slot_punch(t, slot) == 0)
+	if (slot_punch(t, slot, off, len) == 0)
 		return 0;
 	/* no hole punching here (or it failed): zero by storing */
-	return guarded(t->priv, GUARD_ZERO, slot_addr(t, slot, 0), NULL,
-		       t->extent_size);
+	return guarded(t->priv, GUARD_ZERO, slot_addr(t, slot, off), NULL,
+		       (size_t)len);
 }
 
 static int pmem_sync(struct tier *t)

@@ -5,7 +5,8 @@
  * The whole tier is one anonymous private mapping reserved at open with
  * MAP_NORESERVE, so a large tier costs address space, not memory, until
  * it is written.  Freeing a slot returns its pages to the kernel with
- * MADV_DONTNEED, after which they read as zeros: used memory follows the
+ * MADV_DONTNEED (a slot's released units too), after which they read as
+ * zeros: used memory follows the
  * data actually stored, and a new slot needs no clearing.
  */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "tier.h"
+#include "macro.h"
 #include "banned.h"
 
 struct ram_priv {
@@ -26,11 +28,23 @@ struct ram_priv {
 static int ram_open(struct tier *t)
 {
 	struct ram_priv *p;
-	size_t len = (size_t)t->nslots << t->extent_shift;
+	size_t len = (size_t)t->vslots << t->extent_shift;
 	void *base;
 
 	base = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	while (base == MAP_FAILED && t->vslots > t->nslots) {
+		/*
+		 * No address space for all the slots (strict overcommit, a
+		 * sanitizer's layout): half as many, down to one per
+		 * extent of capacity; fewer small extents fit then.
+		 */
+		t->vslots = MAX(t->vslots / 2, t->nslots);
+		len = (size_t)t->vslots << t->extent_shift;
+		base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			    0);
+	}
 	if (base == MAP_FAILED)
 		return -errno;
 	/* users' data stays out of core dumps (best effort: a kernel
@@ -108,9 +122,10 @@ static ssize_t ram_write(struct tier *t, uint32_t slot, uint64_t off,
 	return (ssize_t)len;
 }
 
-static int ram_discard(struct tier *t, uint32_t slot)
+static int ram_discard(struct tier *t, uint32_t slot, uint64_t off,
+		       uint64_t len)
 {
-	if (madvise(slot_addr(t, slot, 0), t->extent_size, MADV_DONTNEED) < 0)
+	if (madvise(slot_addr(t, slot, off), (size_t)len, MADV_DONTNEED) < 0)
 		return -errno;
 	return 0;
 }
@@ -124,6 +139,7 @@ const struct tier_ops tier_ram_ops = {
 	.direct = ram_direct,
 	.version = TIER_OPS_VERSION,
 	.kind_name = "ram",
+	.sparse = true,
 	.open = ram_open,
 	.close = ram_close,
 	.read = ram_read,

@@ -310,6 +310,14 @@ static const struct {
 	  false, 0.01, "Use of a tier the migrator demotes down to." },
 	{ "migrator", "bandwidth", "tierfs_migrator_bandwidth_bytes_per_second",
 	  false, 1, "Migration rate limit (0: unlimited)." },
+	{ "migrator", "idle_passes", "tierfs_migrator_idle_passes_total", true, 1,
+	  "Passes that found nothing to look at." },
+	{ "migrator", "visited_inodes", "tierfs_migrator_visited_inodes_total", true, 1,
+	  "Inodes migrator passes looked at." },
+	{ "migrator", "visited_extents", "tierfs_migrator_visited_extents_total", true, 1,
+	  "Extents migrator passes looked at." },
+	{ "migrator", "tracked_inodes", "tierfs_migrator_tracked_inodes", false, 1,
+	  "Inodes with data, which passes may look at." },
 };
 
 static bool is_number(const char *v)

@@ -15,10 +15,20 @@
  *  - a file removed during a pass is let go at once, not moved;
  *  - every tier call of a pass failed in turn: data and slot counts hold;
  *  - the bandwidth limit is one for every mover (migrate_throttle() from
- *    two threads), and kicks of the migrator thread coalesce.
+ *    two threads), and kicks of the migrator thread coalesce;
+ *  - what a pass costs (issue 12): among 20,000 empty files a pass
+ *    visits only the inodes with data, and an idle one visits none; a
+ *    hot extent (heated by real reads) is still promoted and a cold one
+ *    demoted; a policy change is seen; removing, truncating or punching
+ *    a file takes it out of the tracker's sets (fs/track.h).
+ *
+ * t_set_heat() stands for the accesses that heat an extent: it notes the
+ * extent (track_note()) as the read path does when a touch makes an
+ * extent hot (track_touch()).
  */
 #include <check.h>
 #include <errno.h>
+#include <linux/falloc.h>
 #include <pthread.h>
 #include <time.h>
 #include <stdint.h>
@@ -29,6 +39,7 @@
 #include "heat.h"
 #include "t_fs.h"
 #include "tap.h"
+#include "track.h"
 #include "xattr.h"
 
 #define EXT (64u * 1024)
@@ -77,6 +88,7 @@ static void t_set_heat(struct tfs_inode *ino, uint64_t idx, uint32_t heat,
 	e->heat = (uint16_t)heat;
 	e->stamp = tierfs_tick(fs) - (uint32_t)age;
 	pthread_rwlock_unlock(&ino->i_dlock);
+	track_note(fs, ino, idx);
 }
 
 /* A file of @n extents placed on tier @tier (by a policy set, then
@@ -172,14 +184,16 @@ START_TEST(test_demote_coldest_first)
 	t_verify(fs, &f);
 	/* at the low mark: nothing moves */
 	ck_assert_uint_eq(t_pass().moved, 0);
-	/* one more extent: at the high mark, not above it: nothing moves */
+	/* one more extent: at the high mark, not above it: nothing moves.
+	 * (Whole extents: capacity is counted in the bytes an extent holds,
+	 * so a 10-byte one would hold a 4 KiB unit, not a slot.) */
 	t_set_heat(f.ino, 0, 100, 0);
-	ck_assert_int_eq(t_write(fs, &f, 5 * EXT, 10, 2), 10);
+	ck_assert_int_eq(t_write(fs, &f, 5 * EXT, EXT, 2), (ssize_t)EXT);
 	ck_assert_int_eq(t_tier_of(f.ino, 5), 0);
 	t_set_heat(f.ino, 5, 1, 0);
 	ck_assert_uint_eq(t_pass().moved, 0);
 	/* two: above it, and back down to the low mark, coldest first */
-	ck_assert_int_eq(t_write(fs, &f, 6 * EXT, 10, 2), 10);
+	ck_assert_int_eq(t_write(fs, &f, 6 * EXT, EXT, 2), (ssize_t)EXT);
 	t_set_heat(f.ino, 6, 2, 0);
 	t_pass();
 	ck_assert_int_eq(t_tier_of(f.ino, 5), 1);
@@ -436,6 +450,267 @@ START_TEST(test_kicks_coalesce)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* what a pass costs: the tracker (issue 12) */
+
+#define NEMPTY 20000
+
+static struct tfs_inode *empties[NEMPTY];
+
+/* NEMPTY empty files e0 .. e19999, as many creates leave them. */
+static void t_empties(void)
+{
+	char name[32];
+
+	for (unsigned i = 0; i < NEMPTY; i++) {
+		snprintf(name, sizeof(name), "e%u", i);
+		empties[i] = t_create(fs, name);
+	}
+}
+
+/* Extents in @ino's map on each tier, counted the slow way. */
+static void t_map_counts(struct tfs_inode *ino, uint64_t n[TIER_MAX_CONF])
+{
+	struct extent *e;
+	uint64_t idx;
+
+	pthread_rwlock_rdlock(&ino->i_dlock);
+	extent_for_each(&ino->i_map, e, idx)
+		n[e->tier]++;
+	pthread_rwlock_unlock(&ino->i_dlock);
+}
+
+/* The tracker agrees with the maps of @files[0..@n). */
+static void t_assert_tracked(struct tfs_inode **files, unsigned n)
+{
+	uint64_t want[TIER_MAX_CONF] = { 0 }, inodes = 0, on[TIER_MAX_CONF] = { 0 };
+	uint64_t ti, te, tq;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t c[TIER_MAX_CONF] = { 0 }, sum = 0;
+
+		t_map_counts(files[i], c);
+		for (unsigned t = 0; t < fs->ntiers; t++) {
+			want[t] += c[t];
+			on[t] += c[t] > 0;
+			sum += c[t];
+		}
+		inodes += sum > 0;
+	}
+	track_counts(fs, &ti, &te, &tq);
+	ck_assert_uint_eq(ti, inodes);
+	ck_assert_uint_eq(te, want[0] + want[1] + want[2]);
+	for (unsigned t = 0; t < fs->ntiers; t++)
+		ck_assert_uint_eq(track_inodes_on(fs, t), on[t]);
+}
+
+/* Passes until one has nothing to look at (bounded); returns the stats
+ * summed over them. */
+static struct migrate_stats t_settle(void)
+{
+	struct migrate_stats sum = { 0 };
+
+	for (int i = 0; i < 10; i++) {
+		struct migrate_stats st = t_pass();
+
+		sum.passes += st.passes;
+		sum.moved += st.moved;
+		sum.visited_inodes += st.visited_inodes;
+		sum.visited_extents += st.visited_extents;
+		if (st.idle_passes)
+			return sum;
+	}
+	ck_abort_msg("the migrator did not go idle in 10 passes");
+	return sum;
+}
+
+START_TEST(test_idle_visits_nothing)
+{
+	struct migrate_stats st;
+	struct t_file d;
+	char name[32];
+
+	t_empties();
+	/* one file with data: 3 extents on slow */
+	t_file_on(&d, "d", 3, 2, 1);
+	st = t_settle();
+	/* its first look: at most one inode per pass, its 3 extents */
+	ck_assert_uint_le(st.visited_inodes, st.passes);
+	ck_assert_uint_ge(st.visited_inodes, 1);
+	ck_assert_uint_eq(st.moved, 0);
+	/* nothing changed: ten passes, nothing visited */
+	for (int i = 0; i < 10; i++) {
+		st = t_pass();
+		ck_assert_uint_eq(st.idle_passes, 1);
+		ck_assert_uint_eq(st.visited_inodes, 0);
+		ck_assert_uint_eq(st.visited_extents, 0);
+	}
+	/* removing empty files moves the policy generation: the pass
+	 * looks at the inodes with data only, and not at their extents
+	 * (their policy did not change) */
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "e%u", i);
+		t_unlink(fs, name);
+		t_forget(fs, empties[i]);
+	}
+	st = t_pass();
+	ck_assert_uint_eq(st.visited_inodes, 1);
+	ck_assert_uint_eq(st.visited_extents, 0);
+	ck_assert_uint_eq(t_pass().idle_passes, 1);
+	/* a pin is a policy change that matters: every extent goes */
+	ck_assert_int_eq(xattr_set(fs, d.ino, "user.tierfs.pin", "t1", 2, 0,
+				   0), 0);
+	st = t_pass();
+	ck_assert_uint_eq(st.visited_inodes, 1);
+	ck_assert_uint_ge(st.visited_extents, 3);
+	ck_assert_uint_eq(st.moved, 3);
+	ck_assert_uint_eq(t_count_on(d.ino, 1), 3);
+	t_verify(fs, &d);
+	t_settle();
+	ck_assert_uint_eq(t_pass().visited_inodes, 0);
+	t_file_done(&d);
+}
+END_TEST
+
+/* Read extent @idx of @f once, @gap seconds after the last read (the
+ * heat clock is moved on, not waited for). */
+static void t_read_pass(struct t_file *f, uint64_t idx, int gap)
+{
+	char buf[512];
+
+	fs->start.tv_sec -= gap;
+	ck_assert_int_eq(data_read(fs, f->ino, buf, sizeof(buf), idx * EXT),
+			 (ssize_t)sizeof(buf));
+	ck_assert_int_eq(memcmp(buf, f->shadow + idx * EXT, sizeof(buf)), 0);
+}
+
+START_TEST(test_hot_and_cold_among_empties)
+{
+	struct migrate_stats st;
+	struct t_file h, c;
+	uint64_t passes = 0, visited = 0;
+
+	/* ram 4 slots: high 75% = 3, low 50% = 2 */
+	teardown();
+	setup3(75, 50);
+	t_empties();
+	t_file_on(&h, "h", 2, 2, 1); /* on slow, never read yet */
+	t_file_on(&c, "c", 2, 0, 2); /* on ram, under the high mark */
+	st = t_settle();
+	passes += st.passes;
+	visited += st.visited_inodes;
+	ck_assert_uint_eq(st.moved, 0);
+
+	/* three reads of h's extent 1, a second apart: hot, through the
+	 * read path's own hook (data.c -> track_touch()) */
+	for (int i = 0; i < 3; i++) {
+		t_read_pass(&h, 1, 1);
+		st = t_pass();
+		passes += st.passes;
+		visited += st.visited_inodes;
+	}
+	ck_assert_int_eq(t_tier_of(h.ino, 1), 0);
+	ck_assert_int_eq(t_tier_of(h.ino, 0), 2); /* never read: stays */
+	t_verify(fs, &h);
+
+	/* ram at 3 of 4: one more extent of c puts it above 75% and the
+	 * coldest go down to 50% */
+	ck_assert_int_eq(t_write(fs, &c, 2 * EXT, EXT, 3), (ssize_t)EXT);
+	ck_assert_int_eq(t_tier_of(c.ino, 2), 0);
+	t_set_heat(h.ino, 1, 200, 0);
+	t_set_heat(c.ino, 0, 5, 3);
+	t_set_heat(c.ino, 1, 5, 2);
+	t_set_heat(c.ino, 2, 100, 0);
+	st = t_settle();
+	passes += st.passes;
+	visited += st.visited_inodes;
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 2);
+	ck_assert_int_eq(t_tier_of(c.ino, 0), 1);
+	ck_assert_int_eq(t_tier_of(c.ino, 1), 1);
+	ck_assert_int_eq(t_tier_of(c.ino, 2), 0);
+	ck_assert_int_eq(t_tier_of(h.ino, 1), 0);
+	t_verify(fs, &h);
+	t_verify(fs, &c);
+	/* never more than the two files with data per pass, of 20,002 */
+	ck_assert_uint_le(visited, 2 * passes);
+	t_assert_tracked((struct tfs_inode *[]){ h.ino, c.ino }, 2);
+	t_file_done(&h);
+	t_file_done(&c);
+}
+END_TEST
+
+START_TEST(test_removed_leaves_sets)
+{
+	struct t_file a, b;
+	uint64_t ti, te, tq;
+	struct tfs_inode *files[2];
+
+	t_empties();
+	t_file_on(&a, "a", 3, 0, 1);
+	t_file_on(&b, "b", 2, 2, 2);
+	ck_assert_int_eq(t_write(fs, &b, 8 * EXT, 100, 3), 100);
+	files[0] = a.ino;
+	files[1] = b.ino;
+	t_assert_tracked(files, 2);
+	ck_assert_uint_eq(track_inodes_on(fs, 0), 2); /* b's new extent */
+	ck_assert_uint_eq(track_inodes_on(fs, 2), 1);
+	t_settle();
+
+	/* punch and truncate count extents out */
+	ck_assert_int_eq(data_fallocate(fs, b.ino, FALLOC_FL_PUNCH_HOLE |
+					FALLOC_FL_KEEP_SIZE, 0, EXT), 0);
+	t_assert_tracked(files, 2);
+	ck_assert_int_eq(data_truncate(fs, a.ino, 0), 0);
+	t_assert_tracked(files, 2);
+	ck_assert_uint_eq(track_inodes_on(fs, 0), 1);
+
+	/* a removed file leaves every set, and a pass looks at nothing */
+	t_unlink(fs, "b");
+	t_forget(fs, b.ino);
+	track_counts(fs, &ti, &te, &tq);
+	ck_assert_uint_eq(ti, 0);
+	ck_assert_uint_eq(te, 0);
+	for (unsigned t = 0; t < fs->ntiers; t++)
+		ck_assert_uint_eq(track_inodes_on(fs, t), 0);
+	t_settle();
+	ck_assert_uint_eq(t_pass().visited_inodes, 0);
+	ck_assert_uint_eq(t_used(fs), 0);
+	t_assert_no_leak(fs);
+	t_file_done(&a);
+	t_file_done(&b);
+}
+END_TEST
+
+/* Notes lost (no memory for the queue): the next pass looks at every
+ * inode with data, and still finds what is hot. */
+START_TEST(test_lost_notes_full_look)
+{
+	struct migrate_stats st;
+	struct t_file f, g;
+	struct extent *e;
+
+	t_empties();
+	t_file_on(&f, "f", 2, 2, 1);
+	t_file_on(&g, "g", 1, 1, 2);
+	t_settle();
+	/* hot without a note */
+	pthread_rwlock_wrlock(&f.ino->i_dlock);
+	e = extent_map_lookup(&f.ino->i_map, 1);
+	e->heat = 200;
+	e->stamp = tierfs_tick(fs);
+	pthread_rwlock_unlock(&f.ino->i_dlock);
+	ck_assert_uint_eq(t_pass().moved, 0);
+	track_lost(fs);
+	st = t_pass();
+	ck_assert_uint_eq(st.visited_inodes, 2);
+	ck_assert_uint_eq(st.visited_extents, 3);
+	ck_assert_int_eq(t_tier_of(f.ino, 1), 0);
+	t_verify(fs, &f);
+	t_file_done(&f);
+	t_file_done(&g);
+}
+END_TEST
+
 static Suite *migrate_suite(void)
 {
 	Suite *s = suite_create("migrate");
@@ -452,6 +727,15 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_run_pass_busy);
 	tcase_add_test(tc, test_throttle_shared);
 	tcase_add_test(tc, test_kicks_coalesce);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("tracking");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_idle_visits_nothing);
+	tcase_add_test(tc, test_hot_and_cold_among_empties);
+	tcase_add_test(tc, test_removed_leaves_sets);
+	tcase_add_test(tc, test_lost_notes_full_look);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -450,6 +450,61 @@ START_TEST(test_ops_lookup_negative)
 }
 END_TEST
 
+/*
+ * Entries and attributes are cached long (ops.c says why), negative
+ * entries too: a reply with a short timeout would cost the round trips
+ * back.  At least an hour; the choice is a day.
+ */
+START_TEST(test_ops_entry_timeouts_long)
+{
+	struct t_case c = { .op = OP_LOOKUP, .name = "f" };
+	struct t_req r;
+
+	t_make_file("f", 0);
+	t_op_send(&c, &r, 0, NULL);
+	ck_assert_int_eq(r.kind, R_ENTRY);
+	ck_assert_uint_ne(r.e.ino, 0);
+	ck_assert(r.e.entry_timeout >= 3600);
+	ck_assert(r.e.attr_timeout >= 3600);
+	t_forget_op(t_find("f"), 1);
+	c.name = "missing";
+	t_op_send(&c, &r, 0, NULL);
+	ck_assert_uint_eq(r.e.ino, 0);
+	ck_assert(r.e.entry_timeout >= 3600);
+	t_unlink_op("f");
+}
+END_TEST
+
+/*
+ * flush, fsync and fsyncdir have nothing to do (scratch semantics): they
+ * say ENOSYS, after which the kernel stops sending them (it still writes
+ * dirty pages back and reports their errors itself).
+ */
+START_TEST(test_ops_flush_fsync_enosys)
+{
+	struct tfs_inode *inode = t_make_file("f", 1);
+	struct fuse_file_info fi;
+	struct t_req r;
+
+	memset(&fi, 0, sizeof(fi));
+	t_req_init(&r, 0);
+	tierfs_ops.flush(t_fuse_req(&r), t_id(inode), &fi);
+	ck_assert_int_eq(r.kind, R_ERR);
+	ck_assert_int_eq(r.err, ENOSYS);
+	t_req_init(&r, 0);
+	tierfs_ops.fsync(t_fuse_req(&r), t_id(inode), 0, &fi);
+	ck_assert_int_eq(r.kind, R_ERR);
+	ck_assert_int_eq(r.err, ENOSYS);
+	t_req_init(&r, 0);
+	tierfs_ops.fsyncdir(t_fuse_req(&r), FUSE_ROOT_ID, 1, &fi);
+	ck_assert_int_eq(r.kind, R_ERR);
+	ck_assert_int_eq(r.err, ENOSYS);
+	t_unlink_op("f");
+	t_forget_op(inode, 1);
+	ck_assert_uint_eq(t_ninodes(), 1);
+}
+END_TEST
+
 /* forget_multi drops several counts of several inodes at once. */
 START_TEST(test_ops_forget_multi)
 {
@@ -610,6 +665,8 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(tc, test_ops_entry_reply_counts_one, 0, _OP_MAX);
 	tcase_add_test(tc, test_ops_lookup_negative);
 	tcase_add_test(tc, test_ops_forget_multi);
+	tcase_add_test(tc, test_ops_entry_timeouts_long);
+	tcase_add_test(tc, test_ops_flush_fsync_enosys);
 	tcase_add_loop_test(tc, test_ops_entry_reply_ok_last_ref, 0, _OP_MAX);
 	suite_add_tcase(s, tc);
 

@@ -98,18 +98,19 @@ $((12 * M)) $((48 * M)) disk" "extent runs of a 60M file"
 
 	# --- truncates free space on each tier in turn
 	t_ok "$SC" truncate "$MNT/big" $((50 * M + 123))
-	expect_used $((4 * M)) $((8 * M)) $((39 * M)) "truncate to 50M+123"
+	# (space is held to the 4 KiB unit: tiers/tier.h)
+	expect_used $((4 * M)) $((8 * M)) $((38 * M + U)) "truncate to 50M+123"
 	t_ok "$SC" truncate "$MNT/big" $((10 * M))
 	expect_used $((4 * M)) $((6 * M)) 0 "truncate to 10M"
 	t_eq "$(layout "$MNT/big")" "ram=$((4 * M)) pm=$((6 * M)) disk=0" "layout at 10M"
 	t_ok "$SC" truncate "$MNT/big" $((2 * M + 5))
-	expect_used $((3 * M)) 0 0 "truncate to 2M+5"
+	expect_used $((2 * M + U)) 0 0 "truncate to 2M+5"
 	verify_model "$MNT/big" $((2 * M + 5)) 11
 	# growing again exposes zeros, not the old bytes
 	t_ok "$SC" truncate "$MNT/big" $((20 * M))
 	"$P" z "$MNT/big" $((2 * M + 5)) $((18 * M - 5)) >/dev/null ||
 		t_fail "grown file does not read as zeros past the old size"
-	expect_used $((3 * M)) 0 0 "after growing by truncate"
+	expect_used $((2 * M + U)) 0 0 "after growing by truncate"
 	t_ok "$SC" truncate "$MNT/big" 0
 	expect_used 0 0 0 "truncate to 0"
 	rm "$MNT/big" || t_fail rm
@@ -126,16 +127,18 @@ $((12 * M)) $((48 * M)) disk" "extent runs of a 60M file"
 	t_eq "$(layout "$MNT/fa2")" "ram=0 pm=0 disk=0" "layout after a failed fallocate"
 	expect_used $((4 * M)) $((8 * M)) $((8 * M)) "after a failed fallocate"
 	rm -f "$MNT/fa2"
-	# punch 2M+100 .. 14M-100: extents 3..12 go, 2 and 13 are zeroed in part
+	# punch 2M+100 .. 14M-100: extents 3..12 go, 2 and 13 give back all
+	# but the unit that keeps their unpunched bytes
 	t_ok "$SC" fallocate "$MNT/fa" punch $((2 * M + 100)) $((12 * M - 200))
-	t_eq "$(layout "$MNT/fa")" "ram=$((3 * M)) pm=0 disk=$((7 * M))" "layout after punching across all tiers"
-	expect_used $((3 * M)) 0 $((7 * M)) "after punch"
+	t_eq "$(layout "$MNT/fa")" "ram=$((2 * M + U)) pm=0 disk=$((6 * M + U))" "layout after punching across all tiers"
+	expect_used $((2 * M + U)) 0 $((6 * M + U)) "after punch"
 	pat_v -s 31 "$MNT/fa" 0 $((2 * M + 100))
 	"$P" z "$MNT/fa" $((2 * M + 100)) $((12 * M - 200)) >/dev/null ||
 		t_fail "punched range does not read as zeros"
 	pat_v -s 31 "$MNT/fa" $((14 * M - 100)) $((6 * M + 100))
 	t_eq "$(t_stat size "$MNT/fa")" $((20 * M)) "size after punch"
-	# refill the hole: RAM has one free extent, PMem eight, then file
+	# refill the hole: RAM has room for one extent (and a unit short of
+	# a second), PMem eight, then file
 	pat_w -s 32 "$MNT/fa" $((3 * M)) $((10 * M))
 	t_eq "$(extents "$MNT/fa")" "0 $((4 * M)) ram
 $((4 * M)) $((8 * M)) pm
@@ -185,25 +188,21 @@ $((12 * M)) $((8 * M)) disk" "extent runs after zeroing a range"
 	rm -f "$MNT/a" "$MNT/c" || t_fail rm
 	expect_used 0 0 0 "after removing everything"
 
-	# --- small files: one extent each, RAM, then PMem, then file
+	# --- small files: a few units each, all in RAM
+	local sum=0
 	for i in $(seq 1 14); do
 		pat_w -s $((100 + i)) "$MNT/s$i" $((i * 7)) $((i * 1000))
 	done
 	for i in $(seq 1 14); do
-		local want
-		if [ "$i" -le 4 ]; then
-			want="ram=$M pm=0 disk=0"
-		elif [ "$i" -le 12 ]; then
-			want="ram=0 pm=$M disk=0"
-		else
-			want="ram=0 pm=0 disk=$M"
-		fi
-		t_eq "$(layout "$MNT/s$i")" "$want" "layout of small file $i"
+		local held=$(((i * 1007 + U - 1) / U * U))
+		sum=$((sum + held))
+		t_eq "$(layout "$MNT/s$i")" "ram=$held pm=0 disk=0" "layout of small file $i"
 		pat_v -s $((100 + i)) "$MNT/s$i" $((i * 7)) $((i * 1000))
 		"$P" z "$MNT/s$i" 0 $((i * 7)) >/dev/null || t_fail "head of small file $i is not zero"
 	done
-	expect_used $((4 * M)) $((8 * M)) $((2 * M)) "after 14 small files"
-	t_eq "$(layout "$MNT")" "ram=$((4 * M)) pm=$((8 * M)) disk=$((2 * M))" "layout of the root directory"
+	t_eq "$sum" $((32 * U)) "units of the small files"
+	expect_used "$sum" 0 0 "after 14 small files"
+	t_eq "$(layout "$MNT")" "ram=$sum pm=0 disk=0" "layout of the root directory"
 	rm -f "$MNT"/s* || t_fail rm
 	expect_used 0 0 0 "after removing the small files"
 

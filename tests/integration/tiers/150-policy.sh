@@ -272,7 +272,7 @@ t_ok t_as "$NOBODY" "$SC" setxattr "$MNT/pub/mine/f" user.tierfs.pin pm 0
 t_ok t_as "$NOBODY" "$SC" removexattr "$MNT/pub/mine/f" user.tierfs.pin
 # removing the pin hands the file back to its directory's tiers=disk: the
 # migrator moves it, asynchronously
-wait_layout "$MNT/pub/mine/f" "ram=0 pm=0 disk=$M"
+wait_layout "$MNT/pub/mine/f" "ram=0 pm=0 disk=$U"
 for a in effective layout extents verify; do
 	t_ok t_as "$NOBODY" "$SC" getxattr "$MNT/pub/rootfile" "user.tierfs.$a" 4096
 done

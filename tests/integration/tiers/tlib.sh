@@ -39,6 +39,7 @@
 
 t_need_progs
 M=1048576
+U=4096 # the allocation unit of tiers with extents up to 1M (tiers/tier.h)
 K=1024
 P=$PROGS/pattern
 SC=$PROGS/sc
