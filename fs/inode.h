@@ -47,6 +47,12 @@ struct quota;
 
 typedef uint64_t tierfs_ino_t;
 
+/* A resolved effective policy (placement.c: policy_get()). */
+struct policy_cache {
+	uint64_t gen; /* fs->policy_gen + 1 when resolved */
+	struct policy pol;
+};
+
 struct tfs_inode {
 	/* Immutable after inode_new(). */
 	tierfs_ino_t i_ino;  /* st_ino; never reused within a mount */
@@ -61,8 +67,13 @@ struct tfs_inode {
 	struct xattr *i_xattrs; /* i_lock */
 	uint32_t i_nxattrs;	/* i_lock */
 	struct ipolicy *i_pol;	/* i_lock; own policy attributes, or NULL */
-	uint64_t i_pol_gen;	/* i_lock; fs->policy_gen of i_eff */
-	struct policy i_eff;	/* i_lock; cached effective policy */
+	/*
+	 * i_lock; the cached effective policy and the fs->policy_gen (+ 1)
+	 * it was resolved at, made by the first policy_get() (most inodes,
+	 * empty files and directories, never need one: 200 bytes saved
+	 * each), NULL until then or when there was no memory for it.
+	 */
+	struct policy_cache *i_effc;
 
 	/*
 	 * fs->ns_lock; non-directories: the directory of each of the

@@ -109,8 +109,8 @@ void policy_get(struct tierfs *fs, struct tfs_inode *inode,
 	struct policy p;
 
 	pthread_mutex_lock(&inode->i_lock);
-	if (inode->i_pol_gen == gen + 1) {
-		*ret = inode->i_eff;
+	if (inode->i_effc && inode->i_effc->gen == gen + 1) {
+		*ret = inode->i_effc->pol;
 		pthread_mutex_unlock(&inode->i_lock);
 		return;
 	}
@@ -121,9 +121,14 @@ void policy_get(struct tierfs *fs, struct tfs_inode *inode,
 	pthread_rwlock_unlock(&fs->ns_lock);
 
 	pthread_mutex_lock(&inode->i_lock);
-	/* stored as gen + 1 so that a zeroed inode never looks current */
-	inode->i_eff = p;
-	inode->i_pol_gen = gen + 1;
+	/* made on first use; without memory the policy is just not cached */
+	if (!inode->i_effc)
+		inode->i_effc = malloc(sizeof(*inode->i_effc));
+	if (inode->i_effc) {
+		/* stored as gen + 1 so that a fresh cache never looks current */
+		inode->i_effc->pol = p;
+		inode->i_effc->gen = gen + 1;
+	}
 	pthread_mutex_unlock(&inode->i_lock);
 	*ret = p;
 }
