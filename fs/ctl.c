@@ -122,7 +122,7 @@ static struct tfs_inode *policy_source(struct tierfs *fs,
 		return d;
 	}
 	for (uint32_t k = inode->i_nparents; k-- > 0;) {
-		struct tfs_inode *d = inode->i_parents[k];
+		struct tfs_inode *d = inode_parent_at(inode, k);
 
 		while (d->i_ino != src && d != fs->root)
 			d = d->i_dir.d_parent;

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,11 +35,41 @@ struct timespec now_ts(void)
 	return ts;
 }
 
+/*
+ * Bytes of a struct tfs_inode of type @type: the fixed part and as much
+ * of the closing union as the type uses.  An empty file is the common
+ * inode (a million of them is a normal scratch tree), and a directory's
+ * 64-byte table would add 40 bytes to each; the remainder is rounded so
+ * that the allocation keeps the struct's alignment.
+ */
+static size_t inode_size(mode_t type)
+{
+	size_t head = offsetof(struct tfs_inode, i_map), part;
+
+	switch (type) {
+	case S_IFREG:
+		part = sizeof(struct extent_map);
+		break;
+	case S_IFDIR:
+		part = sizeof(struct tfs_dir);
+		break;
+	case S_IFLNK:
+		part = sizeof(char *);
+		break;
+	default:
+		part = sizeof(dev_t);
+		break;
+	}
+	return (head + part + _Alignof(struct tfs_inode) - 1) &
+	       ~(_Alignof(struct tfs_inode) - 1);
+}
+
 struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 			    gid_t gid, dev_t rdev)
 {
 	uint64_t max = fs->opt.max_inodes;
 	struct tfs_inode *inode;
+	struct timespec ts;
 
 	/*
 	 * Take our place in the count first (the stats and statfs read it
@@ -51,7 +82,7 @@ struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 		errno = ENOSPC;
 		return NULL;
 	}
-	inode = calloc(1, sizeof(*inode));
+	inode = calloc(1, inode_size(mode & S_IFMT));
 	if (!inode) {
 		__atomic_sub_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED);
 		errno = ENOMEM;
@@ -61,8 +92,11 @@ struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 	inode->i_mode = mode & ~S_IFMT;
 	inode->i_uid = uid;
 	inode->i_gid = gid;
-	inode->i_rdev = rdev;
-	inode->i_atime = inode->i_mtime = inode->i_ctime = now_ts();
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		inode->i_rdev = rdev;
+	ts = now_ts();
+	tfs_time_set(&inode->i_atime, ts);
+	inode->i_mtime = inode->i_ctime = inode->i_atime;
 	pthread_mutex_init(&inode->i_lock, NULL);
 	pthread_rwlock_init(&inode->i_dlock, NULL);
 	if (inode->i_type == S_IFREG)
@@ -113,7 +147,8 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode)
 		break;
 	}
 	xattr_release(fs, inode);
-	free(inode->i_parents);
+	if (inode->i_nparents > 1)
+		free(inode->i_parents);
 	free(inode->i_effc);
 	pthread_rwlock_destroy(&inode->i_dlock);
 	pthread_mutex_destroy(&inode->i_lock);
@@ -156,46 +191,92 @@ void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n)
 		inode_free(fs, inode);
 }
 
+/* Capacity of the array of @n >= 2 names: the power of two at or above. */
+static uint32_t parents_cap(uint32_t n)
+{
+	return n <= 2 ? 2 : 1u << (32 - __builtin_clz(n - 1));
+}
+
 int inode_parent_add(struct tfs_inode *inode, struct tfs_inode *dir)
 {
-	if (inode->i_nparents == inode->i_cparents) {
-		uint32_t n = inode->i_cparents ? inode->i_cparents * 2 : 1;
-		struct tfs_inode **p = realloc(inode->i_parents, n * sizeof(*p));
+	uint32_t n = inode->i_nparents;
+	struct tfs_inode **p;
 
+	if (n == 0) {
+		inode->i_parent = dir;
+	} else if (n == 1) {
+		p = malloc(2 * sizeof(*p));
 		if (!p)
 			return -ENOMEM;
+		p[0] = inode->i_parent;
+		p[1] = dir;
 		inode->i_parents = p;
-		inode->i_cparents = n;
+	} else {
+		/* full exactly when @n is a power of two */
+		if (parents_cap(n) == n) {
+			p = realloc(inode->i_parents, 2 * n * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			inode->i_parents = p;
+		}
+		inode->i_parents[n] = dir;
 	}
-	inode->i_parents[inode->i_nparents++] = dir;
+	inode->i_nparents = n + 1;
 	return 0;
+}
+
+/* Remove the latest name in @dir; with @to, append it as the latest name
+ * instead (same count: nothing to allocate).  false when none is in @dir. */
+static bool parent_take(struct tfs_inode *inode, struct tfs_inode *dir,
+			struct tfs_inode *to)
+{
+	uint32_t n = inode->i_nparents, i;
+	struct tfs_inode **p;
+
+	if (n == 1) {
+		if (inode->i_parent != dir)
+			return false;
+		if (to)
+			inode->i_parent = to;
+		else
+			inode->i_nparents = 0;
+		return true;
+	}
+	p = inode->i_parents;
+	for (i = n; i-- > 0;)
+		if (p[i] == dir)
+			break;
+	if (i == UINT32_MAX)
+		return false;
+	/* order of the others is kept */
+	memmove(&p[i], &p[i + 1], (n - i - 1) * sizeof(*p));
+	if (to) {
+		p[n - 1] = to;
+	} else if (n == 2) {
+		inode->i_parent = p[0];
+		inode->i_nparents = 1;
+		free(p);
+	} else {
+		inode->i_nparents = n - 1;
+	}
+	return true;
 }
 
 void inode_parent_del(struct tfs_inode *inode, struct tfs_inode *dir)
 {
-	/* the latest matching entry goes; order of the others is kept */
-	for (uint32_t i = inode->i_nparents; i-- > 0;) {
-		if (inode->i_parents[i] != dir)
-			continue;
-		memmove(&inode->i_parents[i], &inode->i_parents[i + 1],
-			(inode->i_nparents - i - 1) * sizeof(*inode->i_parents));
-		inode->i_nparents--;
-		return;
-	}
+	(void)parent_take(inode, dir, NULL);
 }
 
 void inode_parent_move(struct tfs_inode *inode, struct tfs_inode *from,
 		       struct tfs_inode *to)
 {
 	/* renamed: the name now in @to is the latest one */
-	inode_parent_del(inode, from);
-	/* cannot fail: the entry just freed leaves room */
-	(void)inode_parent_add(inode, to);
+	(void)parent_take(inode, from, to);
 }
 
 struct tfs_inode *inode_parent(const struct tfs_inode *inode)
 {
-	return inode->i_nparents ? inode->i_parents[inode->i_nparents - 1]
+	return inode->i_nparents ? inode_parent_at(inode, inode->i_nparents - 1)
 				 : NULL;
 }
 
@@ -256,9 +337,9 @@ void inode_touch(struct tfs_inode *inode, bool m, bool c)
 	struct timespec ts = now_ts();
 
 	if (m)
-		inode->i_mtime = ts;
+		tfs_time_set(&inode->i_mtime, ts);
 	if (c)
-		inode->i_ctime = ts;
+		tfs_time_set(&inode->i_ctime, ts);
 }
 
 void inode_touch_atime(struct tfs_inode *inode)
@@ -267,10 +348,10 @@ void inode_touch_atime(struct tfs_inode *inode)
 
 	/* relatime: only if older than mtime/ctime, or a day old */
 	pthread_mutex_lock(&inode->i_lock);
-	if (inode->i_atime.tv_sec <= inode->i_mtime.tv_sec ||
-	    inode->i_atime.tv_sec <= inode->i_ctime.tv_sec ||
-	    now.tv_sec - inode->i_atime.tv_sec >= 24 * 3600)
-		inode->i_atime = now;
+	if (inode->i_atime.sec <= inode->i_mtime.sec ||
+	    inode->i_atime.sec <= inode->i_ctime.sec ||
+	    now.tv_sec - inode->i_atime.sec >= 24 * 3600)
+		tfs_time_set(&inode->i_atime, now);
 	pthread_mutex_unlock(&inode->i_lock);
 }
 
@@ -284,11 +365,10 @@ void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 	st->st_nlink = __atomic_load_n(&inode->i_nlink, __ATOMIC_RELAXED);
 	st->st_uid = inode->i_uid;
 	st->st_gid = inode->i_gid;
-	st->st_rdev = inode->i_rdev;
 	st->st_blksize = fs->extent_size;
-	st->st_atim = inode->i_atime;
-	st->st_mtim = inode->i_mtime;
-	st->st_ctim = inode->i_ctime;
+	st->st_atim = tfs_time_get(&inode->i_atime);
+	st->st_mtim = tfs_time_get(&inode->i_mtime);
+	st->st_ctim = tfs_time_get(&inode->i_ctime);
 	switch (inode->i_type) {
 	case S_IFREG:
 		st->st_size = (off_t)inode->i_size;
@@ -300,6 +380,10 @@ void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 		break;
 	case S_IFLNK:
 		st->st_size = (off_t)strlen(inode->i_link);
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+		st->st_rdev = inode->i_rdev;
 		break;
 	}
 }

@@ -53,19 +53,46 @@ struct policy_cache {
 	struct policy pol;
 };
 
+/*
+ * A timestamp in 12 bytes: a struct timespec takes 16, and three of them
+ * are in every inode.  tfs_time_get() and tfs_time_set() convert.
+ */
+struct tfs_time {
+	int64_t sec;
+	uint32_t nsec;
+} __attribute__((packed, aligned(4)));
+
+static inline struct timespec tfs_time_get(const struct tfs_time *t)
+{
+	return (struct timespec){ .tv_sec = t->sec, .tv_nsec = t->nsec };
+}
+
+static inline void tfs_time_set(struct tfs_time *t, struct timespec ts)
+{
+	t->sec = ts.tv_sec;
+	t->nsec = (uint32_t)ts.tv_nsec;
+}
+
+/*
+ * Field order packs the struct without holes: 4-byte fields in pairs.
+ * The union at the end is the only part that depends on the type, and
+ * inode_new() allocates only as much of it as the type uses (a regular
+ * file's extent map is 24 bytes, a directory 64): see inode_size().
+ * Nothing may copy or embed a struct tfs_inode whole (fs->inodes, the
+ * list head, is a full one and uses only i_prev/i_next).
+ */
 struct tfs_inode {
 	/* Immutable after inode_new(). */
 	tierfs_ino_t i_ino;  /* st_ino; never reused within a mount */
 	mode_t i_type;	     /* S_IFMT bits */
 
-	pthread_mutex_t i_lock; /* protects the attribute block below */
 	mode_t i_mode;		/* i_lock; permission bits incl. suid/sgid/sticky */
+	pthread_mutex_t i_lock; /* protects the attribute block below */
 	uid_t i_uid;		/* i_lock */
 	gid_t i_gid;		/* i_lock */
-	dev_t i_rdev;		/* i_lock */
-	struct timespec i_atime, i_mtime, i_ctime; /* i_lock */
-	struct xattr *i_xattrs; /* i_lock */
+	struct tfs_time i_atime, i_mtime, i_ctime; /* i_lock */
 	uint32_t i_nxattrs;	/* i_lock */
+	struct xattr *i_xattrs; /* i_lock */
 	struct ipolicy *i_pol;	/* i_lock; own policy attributes, or NULL */
 	/*
 	 * i_lock; the cached effective policy and the fs->policy_gen (+ 1)
@@ -79,9 +106,14 @@ struct tfs_inode {
 	 * fs->ns_lock; non-directories: the directory of each of the
 	 * inode's names, one entry per name, latest last.  The latest one
 	 * governs the policy; none (an unlinked file) means the root's.
+	 * One name (nearly every file) is kept in place, in i_parent;
+	 * two or more in the array i_parents, whose capacity is the
+	 * smallest power of two >= i_nparents.  Read with inode_parent_at().
 	 */
-	struct tfs_inode **i_parents;
-	uint32_t i_nparents, i_cparents;
+	union {
+		struct tfs_inode *i_parent;
+		struct tfs_inode **i_parents;
+	};
 
 	/*
 	 * Quota (quota.h): a directory's own node (ns_lock; once set, kept
@@ -93,7 +125,6 @@ struct tfs_inode {
 
 	pthread_rwlock_t i_dlock; /* protects i_map and file data */
 	uint64_t i_size;	  /* i_dlock exclusive + i_lock to write */
-	uint32_t i_wgen;	  /* i_dlock exclusive; see struct extent */
 	/*
 	 * Tier bytes the extents hold (tier_held(), to the allocation
 	 * unit): st_blocks.  Written with i_dlock exclusive, as a relaxed
@@ -107,17 +138,20 @@ struct tfs_inode {
 	 */
 	struct byte_range *i_lost;
 	uint32_t i_nlost;
+	uint32_t i_wgen;	  /* i_dlock exclusive; see struct extent */
 
 	/* Lifetime, all fs->itab_lock (i_nlink read racily by getattr). */
 	uint32_t i_nlink;
-	uint64_t i_nlookup; /* kernel references (lookup minus forget) */
 	uint32_t i_nref;    /* internal pins (inode_pin/inode_unpin) */
+	uint64_t i_nlookup; /* kernel references (lookup minus forget) */
 	struct tfs_inode *i_prev, *i_next; /* fs->inodes list */
+	uint32_t i_nparents; /* fs->ns_lock; of i_parent / i_parents */
 
 	union {
 		struct extent_map i_map; /* S_IFREG; i_dlock */
 		struct tfs_dir i_dir;	 /* S_IFDIR; fs->ns_lock */
 		char *i_link;		 /* S_IFLNK; immutable */
+		dev_t i_rdev;		 /* S_IFCHR, S_IFBLK; immutable */
 	};
 };
 
@@ -146,6 +180,13 @@ void inode_parent_move(struct tfs_inode *inode, struct tfs_inode *from,
 		       struct tfs_inode *to);
 /* The directory whose policy @inode follows (NULL: the root's). */
 struct tfs_inode *inode_parent(const struct tfs_inode *inode);
+/* The directory of name @k (0 .. i_nparents - 1, oldest first).  With
+ * ns_lock held. */
+static inline struct tfs_inode *inode_parent_at(const struct tfs_inode *inode,
+						uint32_t k)
+{
+	return inode->i_nparents == 1 ? inode->i_parent : inode->i_parents[k];
+}
 /* No name and no kernel reference: only internal pins hold @inode (a
  * removed file that no one has open).  Takes itab_lock. */
 bool inode_is_orphan(struct tierfs *fs, struct tfs_inode *inode);

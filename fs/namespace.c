@@ -571,17 +571,17 @@ int ns_setattr(struct tierfs *fs, struct tfs_inode *inode,
 	if (to_set & FUSE_SET_ATTR_GID)
 		inode->i_gid = attr->st_gid;
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
-		inode->i_atime = now;
+		tfs_time_set(&inode->i_atime, now);
 	else if (to_set & FUSE_SET_ATTR_ATIME)
-		inode->i_atime = attr->st_atim;
+		tfs_time_set(&inode->i_atime, attr->st_atim);
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
-		inode->i_mtime = now;
+		tfs_time_set(&inode->i_mtime, now);
 	else if (to_set & FUSE_SET_ATTR_MTIME)
-		inode->i_mtime = attr->st_mtim;
+		tfs_time_set(&inode->i_mtime, attr->st_mtim);
 	if (to_set & FUSE_SET_ATTR_CTIME)
-		inode->i_ctime = attr->st_ctim;
+		tfs_time_set(&inode->i_ctime, attr->st_ctim);
 	else
-		inode->i_ctime = now;
+		tfs_time_set(&inode->i_ctime, now);
 	pthread_mutex_unlock(&inode->i_lock);
 	return 0;
 }

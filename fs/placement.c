@@ -60,7 +60,7 @@ static uid_t owner_of(struct tfs_inode *i)
 static struct tfs_inode *governing_dir(struct tfs_inode *i, uid_t owner)
 {
 	for (uint32_t k = i->i_nparents; k-- > 0;) {
-		struct tfs_inode *d = i->i_parents[k];
+		struct tfs_inode *d = inode_parent_at(i, k);
 		bool ok;
 
 		pthread_mutex_lock(&d->i_lock);
@@ -69,7 +69,7 @@ static struct tfs_inode *governing_dir(struct tfs_inode *i, uid_t owner)
 		if (ok)
 			return d;
 	}
-	return i->i_nparents ? i->i_parents[0] : NULL;
+	return i->i_nparents ? inode_parent_at(i, 0) : NULL;
 }
 
 static struct tfs_inode *parent_of(struct tierfs *fs, struct tfs_inode *i,
@@ -102,8 +102,9 @@ static void resolve(struct tierfs *fs, struct tfs_inode *inode,
 	policy_finish(p, fs->ntiers);
 }
 
-void policy_get(struct tierfs *fs, struct tfs_inode *inode,
-		struct policy *ret)
+/* policy_get() and policy_peek(); @keep: cache what was resolved */
+static void policy_lookup(struct tierfs *fs, struct tfs_inode *inode,
+			  struct policy *ret, bool keep)
 {
 	uint64_t gen = __atomic_load_n(&fs->policy_gen, __ATOMIC_RELAXED);
 	struct policy p;
@@ -119,6 +120,9 @@ void policy_get(struct tierfs *fs, struct tfs_inode *inode,
 	pthread_rwlock_rdlock(&fs->ns_lock);
 	resolve(fs, inode, &p);
 	pthread_rwlock_unlock(&fs->ns_lock);
+	*ret = p;
+	if (!keep)
+		return;
 
 	pthread_mutex_lock(&inode->i_lock);
 	/* made on first use; without memory the policy is just not cached */
@@ -130,7 +134,18 @@ void policy_get(struct tierfs *fs, struct tfs_inode *inode,
 		inode->i_effc->gen = gen + 1;
 	}
 	pthread_mutex_unlock(&inode->i_lock);
-	*ret = p;
+}
+
+void policy_get(struct tierfs *fs, struct tfs_inode *inode,
+		struct policy *ret)
+{
+	policy_lookup(fs, inode, ret, true);
+}
+
+void policy_peek(struct tierfs *fs, struct tfs_inode *inode,
+		 struct policy *ret)
+{
+	policy_lookup(fs, inode, ret, false);
 }
 
 void policy_changed(struct tierfs *fs)
@@ -173,7 +188,9 @@ void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
 	uint64_t total = 0, avail = 0;
 
 	tierfs_statfs(fs, st);
-	policy_get(fs, inode, &p);
+	/* an open for writing asks this of every new file, most of which
+	 * never need the policy again: do not make them a cache */
+	policy_peek(fs, inode, &p);
 	for (unsigned i = 0; i < fs->ntiers; i++) {
 		struct tier *t = fs->tiers[i];
 

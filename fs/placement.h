@@ -25,6 +25,11 @@ struct tfs_inode;
  * ns_lock shared and i_locks: call with no lock held. */
 void policy_get(struct tierfs *fs, struct tfs_inode *inode,
 		struct policy *ret);
+/* The same, from the cache when it is current, but resolved without
+ * making a cache: for one-off questions about inodes that may never
+ * need the policy again.  Same locks as policy_get(). */
+void policy_peek(struct tierfs *fs, struct tfs_inode *inode,
+		 struct policy *ret);
 /* Some inode's effective policy may have changed (a policy attribute
  * set or removed, a rename, link or unlink): cached ones resolve again.
  * Relaxed atomic; any lock or none. */

@@ -607,6 +607,72 @@ START_TEST(test_ctl_xattr_set_enomem_changes_nothing)
 }
 END_TEST
 
+/*
+ * The directories of a file's names (inode.h): one name is kept in the
+ * inode, more in an array.  Links added and removed in every order across
+ * that boundary keep the list exact and in order (the latest name last,
+ * which is the one whose policy governs: user.tierfs.effective reads the
+ * list), and the array is freed when one name is left (ASan: no leak).
+ */
+static void t_expect_parents(struct tfs_inode *f, struct tfs_inode **want,
+			     uint32_t n)
+{
+	ck_assert_uint_eq(f->i_nparents, n);
+	for (uint32_t k = 0; k < n; k++)
+		ck_assert_ptr_eq(inode_parent_at(f, k), want[k]);
+	ck_assert_ptr_eq(inode_parent(f), n ? want[n - 1] : NULL);
+}
+
+START_TEST(test_ctl_parents_inline_and_array)
+{
+	struct tfs_inode *d[10], *f;
+	char name[8];
+
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		d[i] = t_dir(fs->root, name);
+	}
+	f = t_file(d[0], "f");
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[0] }, 1);
+	for (int i = 1; i < 5; i++)
+		ck_assert_int_eq(inode_parent_add(f, d[i]), 0);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[0], d[1], d[2], d[3], d[4] }, 5);
+	inode_parent_move(f, d[2], d[5]);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[0], d[1], d[3], d[4], d[5] }, 5);
+	inode_parent_del(f, d[9]); /* not there: nothing changes */
+	t_expect_parents(f, (struct tfs_inode *[]){ d[0], d[1], d[3], d[4], d[5] }, 5);
+	inode_parent_del(f, d[0]);
+	inode_parent_del(f, d[4]);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[1], d[3], d[5] }, 3);
+	/* fills the array of 4 exactly, then grows it */
+	ck_assert_int_eq(inode_parent_add(f, d[6]), 0);
+	ck_assert_int_eq(inode_parent_add(f, d[7]), 0);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[1], d[3], d[5], d[6], d[7] }, 5);
+	for (int i = 3; i <= 6; i++)
+		inode_parent_del(f, d[i]);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[1], d[7] }, 2);
+	inode_parent_del(f, d[7]); /* two to one: back in the inode */
+	t_expect_parents(f, (struct tfs_inode *[]){ d[1] }, 1);
+	inode_parent_move(f, d[1], d[8]);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[8] }, 1);
+	/* two names in one directory: the latest of them goes first */
+	ck_assert_int_eq(inode_parent_add(f, d[2]), 0);
+	ck_assert_int_eq(inode_parent_add(f, d[8]), 0);
+	inode_parent_move(f, d[8], d[3]);
+	t_expect_parents(f, (struct tfs_inode *[]){ d[8], d[2], d[3] }, 3);
+	inode_parent_del(f, d[8]);
+	inode_parent_del(f, d[3]);
+	inode_parent_del(f, d[2]);
+	t_expect_parents(f, NULL, 0);
+	/* back to the name it really has, for the teardown */
+	ck_assert_int_eq(inode_parent_add(f, d[0]), 0);
+	ck_assert_int_eq(inode_parent_add(f, d[1]), 0);
+	ck_assert_int_eq(inode_parent_add(f, d[2]), 0);
+	pthread_rwlock_unlock(&fs->ns_lock);
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
@@ -631,6 +697,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(tc, test_ctl_effective_too_long_path_shortened);
 	tcase_add_test(tc, test_ctl_effective_escapes_newline);
 	tcase_add_test(tc, test_ctl_verify_and_stats);
+	tcase_add_test(tc, test_ctl_parents_inline_and_array);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("set");
