@@ -262,14 +262,16 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "migrator enabled=%d passes=%llu moved=%llu retries=%llu failures=%llu "
 			    "high_watermark=%d low_watermark=%d bandwidth=%llu drain_stuck=%llu "
 			    "idle_passes=%llu visited_inodes=%llu visited_extents=%llu "
-			    "tracked_inodes=%llu tracked_extents=%llu queued=%llu\n",
+			    "tracked_inodes=%llu tracked_extents=%llu queued=%llu "
+			    "throttled_bytes=%llu throttled_ms=%llu\n",
 			    fs->mig != NULL, LD(ms.passes), LD(ms.moved),
 			    LD(ms.retries), LD(ms.failures), fs->opt.high_wm,
 			    fs->opt.low_wm, LD(fs->opt.migrate_bw),
 			    LD(ms.drain_stuck), LD(ms.idle_passes),
 			    LD(ms.visited_inodes), LD(ms.visited_extents),
 			    LD(ms.tracked_inodes), LD(ms.tracked_extents),
-			    LD(ms.queued));
+			    LD(ms.queued), LD(ms.throttled_bytes),
+			    LD(ms.throttled_ns / 1000000));
 	if (r == 0)
 		r = appendf(&buf, &len, &cap,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "

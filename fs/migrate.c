@@ -649,6 +649,14 @@ void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret)
 		*ret = m->stats;
 		ret->drain_stuck = m->drain_stuck;
 		pthread_mutex_unlock(&m->lock);
+		throttle_totals(&m->thr, &ret->throttled_bytes,
+				&ret->throttled_ns);
+	} else {
+		pthread_mutex_lock(&spare.lock);
+		if (spare.fs == fs)
+			throttle_totals(&spare.thr, &ret->throttled_bytes,
+					&ret->throttled_ns);
+		pthread_mutex_unlock(&spare.lock);
 	}
 	track_counts(fs, &ret->tracked_inodes, &ret->tracked_extents,
 		     &ret->queued);

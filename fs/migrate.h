@@ -29,6 +29,10 @@ struct migrate_stats {
 	uint64_t visited_inodes;  /* inodes passes looked at (each at
 				   * most once per pass) */
 	uint64_t visited_extents; /* extents passes looked at */
+	/* bytes moved under --migrate-bw (by the migrator and by control
+	 * actions alike), and the time the limit gave them (bytes / bw) */
+	uint64_t throttled_bytes;
+	uint64_t throttled_ns;
 	/* now, from the tracker (also without a migrator thread): */
 	uint64_t tracked_inodes;  /* inodes with data */
 	uint64_t tracked_extents; /* their extents */

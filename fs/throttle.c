@@ -41,6 +41,7 @@ void throttle_init(struct throttle *t)
 	cond_init_mono(&t->cond);
 	t->next_ns = 0;
 	t->stop = false;
+	t->bytes = t->slot_ns = 0;
 }
 
 void throttle_destroy(struct throttle *t)
@@ -54,6 +55,14 @@ void throttle_stop(struct throttle *t)
 	pthread_mutex_lock(&t->lock);
 	t->stop = true;
 	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void throttle_totals(struct throttle *t, uint64_t *bytes, uint64_t *slot_ns)
+{
+	pthread_mutex_lock(&t->lock);
+	*bytes = t->bytes;
+	*slot_ns = t->slot_ns;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -71,6 +80,8 @@ void throttle_wait(struct throttle *t, uint64_t bw, uint64_t bytes)
 	start = t->next_ns > now ? t->next_ns : now;
 	end = start + len;
 	t->next_ns = end;
+	t->bytes += bytes;
+	t->slot_ns += len;
 	ts = ns_to_ts(end);
 	while (!t->stop && mono_ns() < end &&
 	       pthread_cond_timedwait(&t->cond, &t->lock, &ts) != ETIMEDOUT)

@@ -29,6 +29,9 @@ struct throttle {
 	pthread_cond_t cond;	/* broadcast when stopping */
 	uint64_t next_ns;	/* lock; CLOCK_MONOTONIC end of the last slot */
 	bool stop;		/* lock; unmounting: no more waiting */
+	/* lock; totals of every throttle_wait() under a limit: the bytes
+	 * and the length of the slots they reserved (bytes / bw each) */
+	uint64_t bytes, slot_ns;
 };
 
 /* CLOCK_MONOTONIC now, in nanoseconds; and such a time as a timespec. */
@@ -44,5 +47,8 @@ void throttle_destroy(struct throttle *t);
 void throttle_stop(struct throttle *t);
 /* Wait for @bytes' share of @bw bytes/s (0: no limit, no wait). */
 void throttle_wait(struct throttle *t, uint64_t bw, uint64_t bytes);
+/* The totals so far: bytes that waited for bandwidth, and the time
+ * their slots took (what the limit made them cost, in ns). */
+void throttle_totals(struct throttle *t, uint64_t *bytes, uint64_t *slot_ns);
 
 #endif /* TIERFS_THROTTLE_H */

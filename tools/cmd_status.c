@@ -318,6 +318,10 @@ static const struct {
 	  "Extents migrator passes looked at." },
 	{ "migrator", "tracked_inodes", "tierfs_migrator_tracked_inodes", false, 1,
 	  "Inodes with data, which passes may look at." },
+	{ "migrator", "throttled_bytes", "tierfs_migrator_throttled_bytes_total",
+	  true, 1, "Bytes moved under the bandwidth limit." },
+	{ "migrator", "throttled_ms", "tierfs_migrator_throttled_seconds_total",
+	  true, 0.001, "Time the bandwidth limit gave the bytes it moved." },
 };
 
 static bool is_number(const char *v)
