@@ -294,6 +294,14 @@ static bool holds_data(const struct tfs_inode *inode)
 	return inode->i_type == S_IFREG || inode->i_type == S_IFDIR;
 }
 
+/* -EXDEV when @inode, named in @from, may not get a name in @to (another
+ * quota tree), else 0.  Called with ns_lock held. */
+static int quota_cross(struct tierfs *fs, const struct tfs_inode *inode,
+		       struct tfs_inode *from, struct tfs_inode *to)
+{
+	return holds_data(inode) && !quota_same_tree(fs, from, to) ? -EXDEV : 0;
+}
+
 /* Moving directory @child from @from to @to: fix ".." and link counts.
  * Called with ns_lock held exclusive. */
 static void reparent(struct tierfs *fs, struct tfs_inode *child,
@@ -317,14 +325,17 @@ static int rename_exchange(struct tierfs *fs, struct tfs_inode *pdir,
 			   struct dentry *dde)
 {
 	struct tfs_inode *src = sde->d_inode, *dst = dde->d_inode;
+	int r;
 
 	if (src->i_type == S_IFDIR && is_ancestor(fs, src, ndir))
 		return -EINVAL;
 	if (dst->i_type == S_IFDIR && is_ancestor(fs, dst, pdir))
 		return -EINVAL;
-	if ((holds_data(src) || holds_data(dst)) &&
-	    !quota_same_tree(fs, pdir, ndir))
-		return -EXDEV;
+	r = quota_cross(fs, src, pdir, ndir);
+	if (r == 0)
+		r = quota_cross(fs, dst, ndir, pdir);
+	if (r < 0)
+		return r;
 	dir_set_inode(sde, dst);
 	dir_set_inode(dde, src);
 	reparent(fs, src, pdir, ndir);
@@ -373,8 +384,9 @@ static int do_rename(struct tierfs *fs, struct tfs_inode *pdir,
 	}
 	if (src->i_type == S_IFDIR && is_ancestor(fs, src, ndir))
 		return -EINVAL;
-	if (holds_data(src) && !quota_same_tree(fs, pdir, ndir))
-		return -EXDEV;
+	r = quota_cross(fs, src, pdir, ndir);
+	if (r < 0)
+		return r;
 
 	if (dde) {
 		dir_set_inode(dde, src);
