@@ -33,16 +33,6 @@
 
 mkdir -p "$T/disk" "$T/pm" || t_fail mkdir
 
-# read_err FILE OFF LEN -- the first word of a read's outcome (OK or errno)
-read_err() {
-	local out
-	out=$("$SC" read "$1" "$2" "$3" 2>&1)
-	echo "${out%% *}" | head -n 1
-}
-alive() {
-	mkdir "$MNT/alive.$1" && [ -d "$MNT/alive.$1" ] && ls "$MNT" >/dev/null &&
-		rmdir "$MNT/alive.$1" || t_fail "mount not usable after $1"
-}
 
 # --- a file tier whose filesystem fills up below its configured size
 t_tmpfs "$T/small" 8M
@@ -176,15 +166,6 @@ done
 t_unmount
 
 # --- one flipped byte in a slab
-# flip FILE OFFSET -- invert one byte of FILE in place
-flip() {
-	local b
-	b=$(dd if="$1" bs=1 skip="$2" count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
-	[ -n "$b" ] || t_fail "cannot read byte $2 of $1"
-	printf "\\$(printf '%03o' $((b ^ 0xff)))" |
-		dd of="$1" bs=1 seek="$2" count=1 conv=notrunc 2>/dev/null ||
-		t_fail "cannot write byte $2 of $1"
-}
 for kind in file pmem; do
 	echo "== corruption on a $kind tier"
 	t_remount --tier slow="$kind:$T/disk:16M" --no-migrate

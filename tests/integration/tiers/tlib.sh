@@ -35,6 +35,11 @@
 #   tier_dirs DIR           the private directories tierfs made in DIR
 #   slab_of DIR             the slab file of the tier whose path is DIR: a
 #                           /proc/PID/fd/N path of the daemon (it is unlinked)
+#   read_err FILE OFF LEN   the first word of a read's outcome: OK or the
+#                           errno name
+#   alive WHAT              t_fail unless the mount still makes, lists and
+#                           removes a directory (after WHAT went wrong)
+#   flip FILE OFFSET        invert one byte of FILE in place (corruption)
 # Variables: M (1 MiB), K (1 KiB), P (pattern), SC (sc).
 
 t_need_progs
@@ -157,4 +162,25 @@ slab_of() {
 	done
 	[ -n "$found" ] || t_fail "no slab of a tier in $1 open in the daemon (pid $T_PID)"
 	echo "$found"
+}
+
+# read_err FILE OFF LEN -- the first word of a read's outcome (OK or errno)
+read_err() {
+	local out
+	out=$("$SC" read "$1" "$2" "$3" 2>&1)
+	echo "${out%% *}" | head -n 1
+}
+alive() {
+	mkdir "$MNT/alive.$1" && [ -d "$MNT/alive.$1" ] && ls "$MNT" >/dev/null &&
+		rmdir "$MNT/alive.$1" || t_fail "mount not usable after $1"
+}
+
+# flip FILE OFFSET -- invert one byte of FILE in place
+flip() {
+	local b
+	b=$(dd if="$1" bs=1 skip="$2" count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
+	[ -n "$b" ] || t_fail "cannot read byte $2 of $1"
+	printf "\\$(printf '%03o' $((b ^ 0xff)))" |
+		dd of="$1" bs=1 seek="$2" count=1 conv=notrunc 2>/dev/null ||
+		t_fail "cannot write byte $2 of $1"
 }
