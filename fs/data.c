@@ -286,11 +286,40 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
 }
 
 /*
+ * Bytes that alloc_range() of [off, end) would add: the units present
+ * extents lack in the range, and the whole units of the holes.  Called
+ * with i_dlock held.
+ */
+static uint64_t alloc_need(struct tierfs *fs, struct tfs_inode *inode,
+			   uint64_t off, uint64_t end)
+{
+	uint64_t first = off >> fs->extent_shift;
+	uint64_t last = (end - 1) >> fs->extent_shift;
+	uint64_t unit = tier_unit(fs->tiers[0]), need = 0;
+
+	for (uint64_t idx = first; idx <= last; idx++) {
+		uint64_t a = idx == first ? off & ext_mask(fs) : 0;
+		uint64_t z = idx == last ? ((end - 1) & ext_mask(fs)) + 1
+					 : fs->extent_size;
+		struct extent *e = extent_map_lookup(&inode->i_map, idx);
+
+		if (e)
+			need += tier_uncharged(fs->tiers[e->tier], e->slot, a,
+					       z - a);
+		else
+			need += ALIGN_UP(z, unit) - ALIGN_DOWN(a, unit);
+	}
+	return need;
+}
+
+/*
  * Allocate every unit of [off, end): holes get extents, present extents
  * the units they lack.  On failure the extents this call made are given
  * back; units it added to extents that were there stay (they read as
  * zeros, and count in st_blocks, as after a fallocate that succeeded in
- * part).  Called with i_dlock exclusive.
+ * part).  The caller first compares alloc_need() with the room, so that
+ * happens only when others took the room in the meantime.  Called with
+ * i_dlock exclusive.
  */
 static int alloc_range(struct tierfs *fs, struct tfs_inode *inode,
 		       uint64_t off, uint64_t end, const struct policy *pol)
@@ -416,7 +445,11 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		 * The space first, all of it or none (alloc_range() rolls
 		 * back): a zero-range that fails for room changes nothing.
 		 */
-		r = alloc_range(fs, inode, off, end, &pol);
+		if (alloc_need(fs, inode, off, end) >
+		    tier_free_bytes(fs->tiers, fs->ntiers, pol.allowed))
+			r = -ENOSPC; /* as tmpfs: not enough for all of it */
+		else
+			r = alloc_range(fs, inode, off, end, &pol);
 		if (r == 0 && (mode & FALLOC_FL_ZERO_RANGE))
 			r = zero_range(fs, inode, off, end);
 	}

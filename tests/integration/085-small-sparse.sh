@@ -13,7 +13,9 @@
 #    those units; every write reads back, the rest reads as zeros;
 #  - an extent that grows on a full tier moves to the next one, data
 #    intact (extent_relocate());
-#  - punching and truncating inside an extent give its units back.
+#  - punching and truncating inside an extent give its units back;
+#  - a fallocate larger than the free room fails with ENOSPC and takes
+#    nothing, not even the units a present extent lacks.
 . "$(dirname "$0")/lib.sh"
 t_need_progs
 command -v python3 >/dev/null || t_skip "python3 missing"
@@ -137,6 +139,14 @@ t_eq "$(blocks_bytes g)" $((12 * K)) "st_blocks after truncate to 10000"
 t_check "$P" -s 3 v g 0 10000 >/dev/null
 t_ok "$SC" truncate g $M
 t_check "$P" z g 10000 $((M - 10000)) >/dev/null
+
+# ---- a fallocate larger than the room changes nothing ----
+# (as tmpfs: ENOSPC up front; the units g's extent lacks are not taken)
+u0=$(used_bytes)
+t_errno ENOSPC "$SC" fallocate g 0 0 $((100 * M))
+t_eq "$(blocks_bytes g)" $((12 * K)) "st_blocks of g after a fallocate refused for room"
+t_eq "$(used_bytes)" "$u0" "df used after a fallocate refused for room"
+t_check "$P" -s 3 v g 0 10000 >/dev/null
 rm g || t_fail "rm g"
 t_wait_until 5 used_is 0 || t_fail "used $(used_bytes) at the end"
 cd / || t_fail "cd /"
