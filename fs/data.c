@@ -553,10 +553,42 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 	return done > 0 ? (ssize_t)done : r;
 }
 
+/* The first held byte of extent @e at or after @from within it, or
+ * false.  i_dlock held. */
+static bool extent_data_at(struct tierfs *fs, const struct extent *e,
+			   uint64_t from, uint64_t *ret)
+{
+	uint64_t o, l;
+
+	if (!tier_held_next(fs->tiers[e->tier], e->slot, from, &o, &l))
+		return false;
+	*ret = MAX(from, o);
+	return true;
+}
+
+/* The first unheld byte of extent @e at or after @from within it (the
+ * extent size when it holds everything from there).  i_dlock held. */
+static uint64_t extent_hole_at(struct tierfs *fs, const struct extent *e,
+			       uint64_t from)
+{
+	uint64_t o, l;
+
+	if (!tier_held_next(fs->tiers[e->tier], e->slot, from, &o, &l) ||
+	    o > from)
+		return from;
+	return o + l;
+}
+
+/*
+ * Holes and data to the allocation unit (tier.h): a held unit is data,
+ * even one that only fallocate made (as on tmpfs); a missing extent or
+ * unit is a hole.
+ */
 int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	       int whence, uint64_t *ret_off)
 {
-	uint64_t idx, size, res = 0;
+	uint64_t idx, size, res = 0, from = off & ext_mask(fs);
+	const struct extent *e;
 	int r = 0;
 
 	pthread_rwlock_rdlock(&inode->i_dlock);
@@ -565,22 +597,49 @@ int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 		r = -ENXIO;
 		goto out;
 	}
+	idx = off >> fs->extent_shift;
 	if (whence == SEEK_DATA) {
-		if (!extent_map_next(&inode->i_map, off >> fs->extent_shift,
-				     &idx)) {
-			r = -ENXIO;
-			goto out;
+		for (;;) {
+			uint64_t at, next;
+
+			if (!extent_map_next(&inode->i_map, idx, &next)) {
+				r = -ENXIO;
+				goto out;
+			}
+			if (next != idx)
+				from = 0;
+			e = extent_map_lookup(&inode->i_map, next);
+			if (extent_data_at(fs, e, from, &at)) {
+				res = (next << fs->extent_shift) + at;
+				break;
+			}
+			idx = next + 1;
+			if (idx << fs->extent_shift >= size) {
+				r = -ENXIO;
+				goto out;
+			}
 		}
-		res = MAX(off, idx << fs->extent_shift);
 		if (res >= size)
 			r = -ENXIO;
 	} else {
-		/* next hole: the first index with no extent */
-		idx = off >> fs->extent_shift;
-		while (idx << fs->extent_shift < size &&
-		       extent_map_lookup(&inode->i_map, idx))
+		/* the first byte no extent holds; EOF ends the last hole */
+		for (;;) {
+			uint64_t h;
+
+			e = extent_map_lookup(&inode->i_map, idx);
+			h = e ? extent_hole_at(fs, e, from) : from;
+			if (h < fs->extent_size) {
+				res = (idx << fs->extent_shift) + h;
+				break;
+			}
 			idx++;
-		res = MIN(size, MAX(off, idx << fs->extent_shift));
+			from = 0;
+			if (idx << fs->extent_shift >= size) {
+				res = size;
+				break;
+			}
+		}
+		res = MIN(size, res);
 	}
 out:
 	pthread_rwlock_unlock(&inode->i_dlock);

@@ -127,9 +127,24 @@ START_TEST(test_lseek_data_hole)
 	ck_assert_uint_eq(o, 3 * EXT);
 	ck_assert_int_eq(data_lseek(fs, f.ino, 0, SEEK_HOLE, &o), 0);
 	ck_assert_uint_eq(o, 0);
+	/* to the allocation unit: the 5 bytes hold one 4 KiB unit */
 	ck_assert_int_eq(data_lseek(fs, f.ino, EXT, SEEK_HOLE, &o), 0);
-	ck_assert_uint_eq(o, 2 * EXT);
-	ck_assert_int_eq(data_lseek(fs, f.ino, 3 * EXT + 1, SEEK_HOLE, &o), 0);
+	ck_assert_uint_eq(o, EXT + 4096);
+	ck_assert_int_eq(data_lseek(fs, f.ino, EXT + 4095, SEEK_HOLE, &o), 0);
+	ck_assert_uint_eq(o, EXT + 4096);
+	ck_assert_int_eq(data_lseek(fs, f.ino, EXT + 4096, SEEK_HOLE, &o), 0);
+	ck_assert_uint_eq(o, EXT + 4096);
+	ck_assert_int_eq(data_lseek(fs, f.ino, EXT + 4096, SEEK_DATA, &o), 0);
+	ck_assert_uint_eq(o, 3 * EXT);
+	/* a punched unit inside a full extent is a hole; its neighbours data */
+	ck_assert_int_eq(data_fallocate(fs, f.ino, FALLOC_FL_PUNCH_HOLE |
+					FALLOC_FL_KEEP_SIZE, 3 * EXT + 8192, 4096), 0);
+	memset(f.shadow + 3 * EXT + 8192, 0, 4096);
+	ck_assert_int_eq(data_lseek(fs, f.ino, 3 * EXT, SEEK_HOLE, &o), 0);
+	ck_assert_uint_eq(o, 3 * EXT + 8192);
+	ck_assert_int_eq(data_lseek(fs, f.ino, 3 * EXT + 8192, SEEK_DATA, &o), 0);
+	ck_assert_uint_eq(o, 3 * EXT + 12288);
+	ck_assert_int_eq(data_lseek(fs, f.ino, 3 * EXT + 12288, SEEK_HOLE, &o), 0);
 	ck_assert_uint_eq(o, 4 * EXT);
 	/* the last extent is a hole up to the size: that is where it ends */
 	ck_assert_int_eq(data_lseek(fs, f.ino, 4 * EXT + 7, SEEK_HOLE, &o), 0);
