@@ -202,9 +202,9 @@ int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 		 * The migrator empties the tier in the background: this
 		 * request must not hold the kernel's lock on the mount root
 		 * for minutes.  Progress and a stuck drain show in the stats
-		 * (used, draining=, drain_stuck=).
+		 * (used, draining=, drain_stuck=).  Root asked: no gap.
 		 */
-		migrator_kick(fs);
+		migrator_kick_now(fs);
 		return 0;
 	}
 	/* no migrator (--no-migrate): move everything now, in this request */

@@ -42,7 +42,8 @@
  * or as long after it as that pass took if that is longer, so that no
  * loop of policy changes drives more than a few passes a second nor
  * keeps the migrator more than half busy; the timed pass comes
- * MIGRATE_INTERVAL_MS after the end of the last one, as before.
+ * MIGRATE_INTERVAL_MS after the end of the last one, as before.  Root's
+ * drain alone starts a pass at once (migrator_kick_now()).
  *
  * A move that fails on a tier (an I/O error or a checksum mismatch the
  * tier counted, or a device that is full below the tier's size) counts
@@ -94,6 +95,7 @@ struct migrator {
 	pthread_cond_t cond;
 	bool stop;
 	bool kicked;
+	bool urgent; /* kicked by migrator_kick_now(): no gap */
 	struct migrate_stats stats;
 	uint64_t drain_stuck; /* extents the last pass could not drain */
 
@@ -533,6 +535,8 @@ static uint64_t next_pass_ns(const struct migrator *m)
 {
 	uint64_t due = m->last_end_ns + (uint64_t)MIGRATE_INTERVAL_MS * 1000000u;
 
+	if (m->urgent)
+		return 0;
 	if (m->kicked) {
 		uint64_t gap = MAX((uint64_t)MIGRATE_KICK_GAP_MS * 1000000u,
 				   m->last_len_ns);
@@ -557,7 +561,7 @@ static void *migrator_main(void *arg)
 			(void)pthread_cond_timedwait(&m->cond, &m->lock, &ts);
 			continue;
 		}
-		m->kicked = false;
+		m->kicked = m->urgent = false;
 		pthread_mutex_unlock(&m->lock);
 		pass(m);
 		pthread_mutex_lock(&m->lock);
@@ -617,6 +621,18 @@ void migrator_kick(struct tierfs *fs)
 		return;
 	pthread_mutex_lock(&m->lock);
 	m->kicked = true;
+	pthread_cond_signal(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void migrator_kick_now(struct tierfs *fs)
+{
+	struct migrator *m = fs->mig;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->kicked = m->urgent = true;
 	pthread_cond_signal(&m->cond);
 	pthread_mutex_unlock(&m->lock);
 }

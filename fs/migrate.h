@@ -54,6 +54,10 @@ void migrator_stop(struct tierfs *fs);
  * after it as that one took, however many kicks came meanwhile.  Does
  * nothing without a migrator. */
 void migrator_kick(struct tierfs *fs);
+/* The same, but the pass starts now (or when the one under way ends):
+ * for root's tierctl drain, which waits for nothing else and is not a
+ * loop a user can drive. */
+void migrator_kick_now(struct tierfs *fs);
 
 /**
  * migrate_throttle() - wait for the bandwidth of moving @bytes

@@ -315,17 +315,70 @@ static uint64_t *held_words_make(struct tier *t, uint32_t slot)
 	return held_words_of(t, slot);
 }
 
-static bool bit_get(const uint64_t *w, uint32_t u)
+static uint64_t word_get(const uint64_t *w, uint32_t i)
 {
-	return __atomic_load_n(&w[u / 64], __ATOMIC_RELAXED) >> (u % 64) & 1;
+	return __atomic_load_n(&w[i], __ATOMIC_RELAXED);
 }
 
-static void bit_put(uint64_t *w, uint32_t u, bool on)
+/* The bits of units [u0, u1) that fall in word @i (u0 < u1, and the
+ * word overlaps the range). */
+static uint64_t word_mask(uint32_t i, uint32_t u0, uint32_t u1)
 {
-	uint64_t v = __atomic_load_n(&w[u / 64], __ATOMIC_RELAXED);
-	uint64_t m = UINT64_C(1) << (u % 64);
+	uint32_t lo = MAX(u0, i * 64), hi = MIN(u1, i * 64 + 64);
+	uint64_t m = ~UINT64_C(0) << (lo % 64);
 
-	__atomic_store_n(&w[u / 64], on ? v | m : v & ~m, __ATOMIC_RELAXED);
+	if (hi % 64)
+		m &= ~(~UINT64_C(0) << (hi % 64));
+	return m;
+}
+
+/*
+ * The first unit in [u, end) whose bit is @on in @w (NULL: nothing
+ * held), a word at a time.  Return: that unit, or @end when there is
+ * none.
+ */
+static uint32_t bit_find(const uint64_t *w, uint32_t u, uint32_t end, bool on)
+{
+	if (!w)
+		return on ? end : u;
+	while (u < end) {
+		uint32_t i = u / 64;
+		uint64_t v = word_get(w, i);
+
+		v = (on ? v : ~v) & word_mask(i, u, end);
+		if (v)
+			return MIN(i * 64 + (uint32_t)__builtin_ctzll(v), end);
+		u = i * 64 + 64;
+	}
+	return end;
+}
+
+/*
+ * Set (@on) or clear the bits of units [u0, u1) of @w, a word at a
+ * time.  Called with alloc_lock held (the only writer; readers load
+ * words racily).  Return: how many bits changed; *@ret_first and
+ * *@ret_last (may be NULL) the lowest and highest unit that changed,
+ * untouched when none did.
+ */
+static uint32_t bits_put(uint64_t *w, uint32_t u0, uint32_t u1, bool on,
+			 uint32_t *ret_first, uint32_t *ret_last)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = u0 / 64; u0 < u1 && i <= (u1 - 1) / 64; i++) {
+		uint64_t v = word_get(w, i), m = word_mask(i, u0, u1);
+		uint64_t ch = (on ? ~v : v) & m;
+
+		if (!ch)
+			continue;
+		if (ret_first && n == 0)
+			*ret_first = i * 64 + (uint32_t)__builtin_ctzll(ch);
+		if (ret_last)
+			*ret_last = i * 64 + 63 - (uint32_t)__builtin_clzll(ch);
+		n += (uint32_t)__builtin_popcountll(ch);
+		__atomic_store_n(&w[i], v ^ ch, __ATOMIC_RELAXED);
+	}
+	return n;
 }
 
 /* Units [*u0, *u1) touching bytes [off, off+len) of a slot. */
@@ -336,13 +389,16 @@ static void unit_span(const struct tier *t, uint64_t off, uint64_t len,
 	*u1 = (uint32_t)((off + len + tier_unit(t) - 1) >> t->unit_shift);
 }
 
-/* Units of [u0, u1) that @w does not hold. */
+/* Units of [u0, u1) that @w (NULL: holds nothing) does not hold. */
 static uint32_t count_missing(const uint64_t *w, uint32_t u0, uint32_t u1)
 {
 	uint32_t n = 0;
 
-	for (uint32_t u = u0; u < u1; u++)
-		n += !w || !bit_get(w, u);
+	if (!w || u0 >= u1)
+		return u0 < u1 ? u1 - u0 : 0;
+	for (uint32_t i = u0 / 64; i <= (u1 - 1) / 64; i++)
+		n += (uint32_t)__builtin_popcountll(~word_get(w, i) &
+						    word_mask(i, u0, u1));
 	return n;
 }
 
@@ -388,14 +444,12 @@ bool tier_held_next(struct tier *t, uint32_t slot, uint64_t from,
 	const uint64_t *w = slot < t->vslots ? held_words_of(t, slot) : NULL;
 	uint32_t u = (uint32_t)(from >> t->unit_shift), e;
 
-	if (!w)
+	if (!w || u >= t->units_per_slot)
 		return false;
-	while (u < t->units_per_slot && !bit_get(w, u))
-		u++;
+	u = bit_find(w, u, t->units_per_slot, true);
 	if (u >= t->units_per_slot)
 		return false;
-	for (e = u; e < t->units_per_slot && bit_get(w, e); e++)
-		;
+	e = bit_find(w, u, t->units_per_slot, false);
 	*ret_off = (uint64_t)u << t->unit_shift;
 	*ret_len = (uint64_t)(e - u) << t->unit_shift;
 	return true;
@@ -463,13 +517,7 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 		return -ENOSPC;
 	}
 	memcpy(old, w, t->held_words * sizeof(*w));
-	for (uint32_t u = u0; u < u1; u++) {
-		if (bit_get(w, u))
-			continue;
-		bit_put(w, u, true);
-		first = MIN(first, u);
-		last = u;
-	}
+	(void)bits_put(w, u0, u1, true, &first, &last);
 	__atomic_add_fetch(&t->used_units, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->alloc_lock);
 
@@ -1179,8 +1227,7 @@ static uint64_t units_release(struct tier *t, uint32_t slot, uint32_t u0,
 		return 0;
 	pthread_mutex_lock(&t->alloc_lock);
 	w = held_words_of(t, slot);
-	for (uint32_t u = u0; u < u1; u++)
-		bit_put(w, u, false);
+	(void)bits_put(w, u0, u1, false, NULL, NULL);
 	__atomic_sub_fetch(&t->used_units, u1 - u0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->alloc_lock);
 	return (uint64_t)(u1 - u0) << t->unit_shift;
@@ -1221,12 +1268,10 @@ int tier_punch(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 	     w && u < ue;) {
 		uint32_t e;
 
-		if (!bit_get(w, u)) {
-			u++;
-			continue;
-		}
-		for (e = u; e < ue && bit_get(w, e); e++)
-			;
+		u = bit_find(w, u, ue, true);
+		if (u >= ue)
+			break;
+		e = bit_find(w, u, ue, false);
 		freed += units_release(t, slot, u, e);
 		u = e;
 	}

@@ -8,12 +8,14 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tier.h"
+#include "macro.h"
 #include "faulty_tier.h"
 #include "tap.h"
 #include "banned.h"
@@ -1023,6 +1025,117 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * The unit bitmap against a model, across 64-bit word edges: random
+ * charges and punches of a 1 MiB slot (256 units of 4 KiB, four words),
+ * then what tier_uncharged(), tier_held(), tier_held_next() and the
+ * tier's used bytes say, exact to the unit.
+ */
+#define BM_EXT (1024u * 1024)
+#define BM_UNITS (BM_EXT / 4096)
+
+static uint64_t bm_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Units of [u0, u1) the model lacks. */
+static uint64_t bm_missing(const bool *held, uint64_t u0, uint64_t u1)
+{
+	uint64_t n = 0;
+
+	for (uint64_t u = u0; u < u1; u++)
+		n += !held[u];
+	return n;
+}
+
+static void bm_check(struct tier *bt, uint32_t slot, const bool *held)
+{
+	uint64_t n = 0, from = 0, off, len, u = 0;
+
+	for (unsigned i = 0; i < BM_UNITS; i++)
+		n += held[i];
+	ck_assert_uint_eq(tier_held(bt, slot), n * 4096);
+	ck_assert_uint_eq(tier_used_bytes(bt), n * 4096);
+	/* the runs tier_held_next() gives are exactly the model's */
+	while (tier_held_next(bt, slot, from, &off, &len)) {
+		ck_assert_uint_eq(off % 4096, 0);
+		ck_assert_uint_gt(len, 0);
+		for (; u < off / 4096; u++)
+			ck_assert(!held[u]);
+		for (; u < (off + len) / 4096; u++)
+			ck_assert(held[u]);
+		ck_assert(u == BM_UNITS || !held[u]);
+		from = off + len;
+	}
+	for (; u < BM_UNITS; u++)
+		ck_assert(!held[u]);
+}
+
+START_TEST(test_tier_ram_unit_bitmap_model)
+{
+	struct tier *bt;
+	bool held[BM_UNITS] = { false };
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint32_t slot;
+
+	ck_assert_int_eq(tier_create("bm", TIER_RAM, NULL, 4ull * BM_EXT,
+				     BM_EXT, &bt),
+			 0);
+	ck_assert_int_eq(tier_slot_get(bt, &slot), 0);
+	bm_check(bt, slot, held);
+	for (int i = 0; i < 4000; i++) {
+		/* ranges that start and end near word edges (units 63/64,
+		 * 127/128, ...) half of the time */
+		uint64_t off, len, u0, u1, got, edge = 64 * (bm_rand(&x) % 5);
+
+		if (bm_rand(&x) & 1) {
+			off = (edge * 4096 + BM_EXT - 8192 +
+			       bm_rand(&x) % 16384) % BM_EXT;
+		} else {
+			off = bm_rand(&x) % BM_EXT;
+		}
+		len = bm_rand(&x) % 4 == 0 ? bm_rand(&x) % (BM_EXT - off + 1)
+					   : bm_rand(&x) % (12 * 4096 + 1);
+		len = MIN(len, BM_EXT - off);
+		if (bm_rand(&x) % 3) {
+			u0 = off / 4096;
+			u1 = (off + len + 4095) / 4096;
+			ck_assert_uint_eq(tier_uncharged(bt, slot, off, len),
+					  len ? bm_missing(held, u0, u1) * 4096
+					      : 0);
+			ck_assert_int_eq(tier_charge(bt, slot, off, len, &got),
+					 0);
+			ck_assert_uint_eq(got,
+					  len ? bm_missing(held, u0, u1) * 4096
+					      : 0);
+			for (uint64_t u = u0; len && u < u1; u++)
+				held[u] = true;
+		} else {
+			uint64_t freed = 0;
+
+			/* units wholly inside the range go back */
+			u0 = (off + 4095) / 4096;
+			u1 = (off + len) / 4096;
+			ck_assert_int_eq(tier_punch(bt, slot, off, len, &got),
+					 0);
+			for (uint64_t u = u0; u < u1; u++) {
+				freed += held[u];
+				held[u] = false;
+			}
+			ck_assert_uint_eq(got, freed * 4096);
+		}
+		bm_check(bt, slot, held);
+	}
+	tier_slot_free(bt, slot);
+	ck_assert_uint_eq(tier_used_bytes(bt), 0);
+	tier_free(bt);
+}
+END_TEST
+
 static Suite *tier_ram_suite(void)
 {
 	Suite *s = suite_create("tier_ram");
@@ -1059,6 +1172,7 @@ static Suite *tier_ram_suite(void)
 	tcase_add_test(tc, test_tier_ram_overwrite_inside_slot);
 	tcase_add_loop_test(tc, test_tier_ram_zero_range, 0,
 			    sizeof(zero_cases) / sizeof(zero_cases[0]));
+	tcase_add_test(tc, test_tier_ram_unit_bitmap_model);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stats");
