@@ -43,6 +43,13 @@
  * timed OPs (create, cwu, fill, sparse).  Exit status 0, or 1 on a bad
  * argument or when PATH cannot be opened (a failed operation is
  * counted, not fatal).
+ *
+ * With METABENCH_SLOW_MS=T in the environment, every timed operation
+ * that took more than T ms is also printed on stderr:
+ *   slow op=create i=65536 ms=21.230 at=13.582305 mono=986.115075
+ * i is its index (the file name's number), at its start in seconds
+ * after the first operation, mono the same as CLOCK_MONOTONIC (what
+ * `perf record -k CLOCK_MONOTONIC` and `perf script` show).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -207,10 +214,25 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
+/* METABENCH_SLOW_MS, in seconds; 0 = off */
+static double slow_secs;
+static const char *slow_op;
+static double slow_t0;
+
 static void lat_alloc(struct result *r, uint64_t n)
 {
 	r->lat = xmalloc(n * sizeof(*r->lat));
 	r->nlat = 0;
+}
+
+/* record one timed operation @i that started at @s and ended at @e */
+static void lat_add(struct result *r, uint64_t i, double s, double e)
+{
+	r->lat[r->nlat++] = e - s;
+	if (slow_secs > 0 && e - s > slow_secs)
+		fprintf(stderr,
+			"slow op=%s i=%" PRIu64 " ms=%.3f at=%.6f mono=%.6f\n",
+			slow_op, i, (e - s) * 1e3, s - slow_t0, s);
 }
 
 static void op_create(const struct args *a, struct result *r)
@@ -219,7 +241,7 @@ static void op_create(const struct args *a, struct result *r)
 
 	open_dirs(a, true);
 	lat_alloc(r, a->n);
-	double t0 = now();
+	double t0 = slow_t0 = now();
 	for (uint64_t i = 0; i < a->n; i++) {
 		name_of(name, sizeof(name), a->prefix, i);
 		double s = now();
@@ -229,7 +251,7 @@ static void op_create(const struct args *a, struct result *r)
 			failed(r, i, errno);
 		else
 			r->ok++;
-		r->lat[r->nlat++] = now() - s;
+		lat_add(r, i, s, now());
 	}
 	r->secs = now() - t0;
 }
@@ -401,7 +423,7 @@ static void op_files(const struct args *a, struct result *r, bool keep)
 
 	open_dirs(a, true);
 	lat_alloc(r, a->n);
-	double t0 = now();
+	double t0 = slow_t0 = now();
 	for (uint64_t i = 0; i < a->n; i++) {
 		int d = dir_of(i), e = 0;
 
@@ -418,7 +440,7 @@ static void op_files(const struct args *a, struct result *r, bool keep)
 			if (!keep && unlinkat(d, name, 0) < 0 && !e)
 				e = errno;
 		}
-		r->lat[r->nlat++] = now() - s;
+		lat_add(r, i, s, now());
 		if (e)
 			failed(r, i, e);
 		else
@@ -452,7 +474,7 @@ static void op_sparse(const struct args *a, struct result *r)
 	if (!slots)
 		usage();
 	lat_alloc(r, a->n);
-	double t0 = now();
+	double t0 = slow_t0 = now();
 	for (uint64_t i = 0; i < a->n; i++) {
 		int64_t off = (int64_t)(rng_below(slots) * a->bytes);
 		double s = now();
@@ -460,7 +482,7 @@ static void op_sparse(const struct args *a, struct result *r)
 
 		if (!e && !direct && fdatasync(fd) < 0)
 			e = errno;
-		r->lat[r->nlat++] = now() - s;
+		lat_add(r, i, s, now());
 		if (e)
 			failed(r, i, e);
 		else
@@ -509,6 +531,9 @@ int main(int argc, char **argv)
 	if (!a.n)
 		usage();
 	rng_state = a.seed;
+	slow_op = a.op;
+	if (getenv("METABENCH_SLOW_MS"))
+		slow_secs = strtod(getenv("METABENCH_SLOW_MS"), NULL) * 1e-3;
 
 	if (!strcmp(a.op, "create"))
 		op_create(&a, &r);
