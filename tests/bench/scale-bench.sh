@@ -521,13 +521,14 @@ if [[ -n ${seen[sparse]:-} ]]; then
 	P[tierfs.blocks]=$(($(stat -c '%b * %B' "$fuse_mnt/sparse")))
 	P[tierfs.slab]=$(slab_disk "$fd")
 	P[tierfs.extents]=$(($(tstat tier.ram.extents) + $(tstat tier.disk.extents)))
-	P[tierfs.ramext]=$(tstat tier.ram.extents)
+	P[tierfs.ramused]=$(tstat tier.ram.used)
 	rss1=$(rss_bytes)
 	# daemon memory per stored extent: RSS growth less the RAM tier's
-	# data, which is about one written 4 KiB page per RAM extent (the
-	# rest of a RAM extent is never touched, so not resident)
-	P[tierfs.perext]=$(awk -v a="$rss0" -v b="$rss1" -v r="${P[tierfs.ramext]}" -v n="${P[tierfs.extents]}" \
-		'BEGIN { if (n > 0) printf "%.0f\n", (b - a - 4096 * r) / n; else print "n/a" }')
+	# data, which is exactly the bytes it holds (the units written; the
+	# rest of a RAM extent is never touched, so not resident).  Some
+	# extents hold two or more of the random writes: count them all.
+	P[tierfs.perext]=$(awk -v a="$rss0" -v b="$rss1" -v r="${P[tierfs.ramused]}" -v n="${P[tierfs.extents]}" \
+		'BEGIN { if (n > 0) printf "%.0f\n", (b - a - r) / n; else print "n/a" }')
 	echo "#   tierfs: first failed write #${P[tierfs.first]}, df used ${P[tierfs.df]}, tiers ${P[tierfs.tiers]}, st_blocks ${P[tierfs.blocks]}, file tier on disk ${P[tierfs.slab]}, extents ${P[tierfs.extents]}, RSS $rss0 -> $rss1"
 	status_note sparse
 	fuse_stop sparse
@@ -542,7 +543,7 @@ if [[ -n ${seen[sparse]:-} ]]; then
 		"$( ((use_plain)) && per "${P[plain.blocks]}" $((${P[plain.ok]} * 1024)))" ratio ""
 	row sparse "tier space used (tierctl stats), MiB" "$(mib "${P[tierfs.tiers]}")" "" "" none "${P[tierfs.extents]} extents"
 	row sparse "file tier's backing file on disk, MiB" "$(mib "${P[tierfs.slab]}")" "" "" none ""
-	row sparse "daemon RSS per extent, B" "${P[tierfs.perext]}" "" "" none "rough: RSS growth less 4 KiB per RAM-tier extent"
+	row sparse "daemon RSS per extent, B" "${P[tierfs.perext]}" "" "" none "RSS growth less the RAM tier's used bytes; page tables not counted"
 fi
 
 # ---------------------------------------------------------------------
