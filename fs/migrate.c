@@ -613,7 +613,7 @@ void migrator_stop(struct tierfs *fs)
 	fs->mig = NULL;
 }
 
-void migrator_kick(struct tierfs *fs)
+static void kick(struct tierfs *fs, bool urgent)
 {
 	struct migrator *m = fs->mig;
 
@@ -621,20 +621,19 @@ void migrator_kick(struct tierfs *fs)
 		return;
 	pthread_mutex_lock(&m->lock);
 	m->kicked = true;
+	m->urgent |= urgent;
 	pthread_cond_signal(&m->cond);
 	pthread_mutex_unlock(&m->lock);
 }
 
+void migrator_kick(struct tierfs *fs)
+{
+	kick(fs, false);
+}
+
 void migrator_kick_now(struct tierfs *fs)
 {
-	struct migrator *m = fs->mig;
-
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->lock);
-	m->kicked = m->urgent = true;
-	pthread_cond_signal(&m->cond);
-	pthread_mutex_unlock(&m->lock);
+	kick(fs, true);
 }
 
 int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats)
