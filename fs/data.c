@@ -39,6 +39,7 @@
 #include "data_i.h"
 #include "fs.h"
 #include "inode.h"
+#include "log.h"
 #include "placement.h"
 #include "heat.h"
 #include "tier.h"
@@ -55,7 +56,7 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 
 	pthread_rwlock_rdlock(&inode->i_dlock);
 	/* before the size check: a lost append lies beyond i_size */
-	if (inode->i_nlost && lost_overlaps(inode, off, len)) {
+	if (inode->i_wb && lost_overlaps(inode, off, len)) {
 		pthread_rwlock_unlock(&inode->i_dlock);
 		return -EIO;
 	}
@@ -101,7 +102,7 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	int r = 0;
 
 	pthread_rwlock_rdlock(&inode->i_dlock);
-	if (inode->i_nlost && lost_overlaps(inode, off, len)) {
+	if (inode->i_wb && lost_overlaps(inode, off, len)) {
 		pthread_rwlock_unlock(&inode->i_dlock);
 		return -EIO;
 	}
@@ -163,46 +164,157 @@ void data_read_end(struct tfs_inode *inode)
 	pthread_rwlock_unlock(&inode->i_dlock);
 }
 
-ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
-		   const char *buf, size_t len, uint64_t off)
+/*
+ * A write in progress (write_extents()): write-through writes stop at
+ * the first failure and return a short count; a writeback goes on and
+ * records what it could not store.
+ */
+struct wstate {
+	bool all;	     /* writeback: store what can be, record the rest */
+	int err;	     /* the first failure's -errno, or 0 */
+	uint64_t seq;	     /* its number (wb_failed()), 0 until taken */
+	bool first;	     /* it opens an episode */
+	uint64_t lost;	     /* bytes not stored */
+	uint64_t stored_end; /* file offset past the last byte stored */
+};
+
+/* [@off, @end) was not stored: -errno @err.  i_dlock exclusive. */
+static void w_fail(struct tierfs *fs, struct tfs_inode *inode,
+		   struct wstate *w, uint64_t off, uint64_t end, int err)
+{
+	if (!w->err)
+		w->err = err;
+	if (!w->all)
+		return;
+	if (!w->seq)
+		w->first = wb_failed(fs, inode, err, 0, &w->seq);
+	w->lost += end - off;
+	if (lost_add(inode, off, end, w->seq) < 0)
+		log_err("cannot record a failed writeback of inode %llu at offset %llu: out of memory; its bytes may read back as older data",
+			(unsigned long long)inode->i_ino,
+			(unsigned long long)off);
+}
+
+/* [@off, @end) was stored.  i_dlock exclusive. */
+static void w_stored(struct tfs_inode *inode, struct wstate *w, uint64_t off,
+		     uint64_t end)
+{
+	if (inode->i_wb)
+		lost_clear(inode, off, end);
+	w->stored_end = MAX(w->stored_end, end);
+}
+
+/*
+ * Extent @idx (present) could not get the units it lacks for
+ * [@eoff, @eoff+@n): write the parts that fall in units it holds (an
+ * overwrite needs no room), and fail the rest with @err.  Write-through
+ * stops at the first unheld byte, so that its short count means what it
+ * says.  Return: the bytes stored from @eoff on without a gap.
+ */
+static size_t write_held(struct tierfs *fs, struct tfs_inode *inode,
+			 uint64_t idx, const char *buf, uint64_t eoff,
+			 size_t n, int err, struct wstate *w)
+{
+	struct extent *e = extent_map_lookup(&inode->i_map, idx);
+	uint64_t base = idx << fs->extent_shift;
+	uint64_t pos = eoff, end = eoff + n, o, l;
+	size_t prefix = 0;
+	bool gap = false;
+
+	while (e && pos < end) {
+		uint64_t a, z;
+		ssize_t wr;
+
+		if (!tier_held_next(fs->tiers[e->tier], e->slot, pos, &o,
+				    &l) ||
+		    o >= end)
+			break;
+		a = MAX(o, pos);
+		z = MIN(o + l, end);
+		if (a > pos) {
+			w_fail(fs, inode, w, base + pos, base + a, err);
+			gap = true;
+			if (!w->all)
+				return prefix;
+		}
+		e->wgen = ++inode->i_wgen;
+		wr = tier_write(fs->tiers[e->tier], e->slot, a,
+				buf + (a - eoff), (size_t)(z - a));
+		if (wr < 0) {
+			w_fail(fs, inode, w, base + a, base + z,
+			       tier_fail(fs, e->tier, inode, base + a, "write",
+					 (int)wr));
+			gap = true;
+			if (!w->all)
+				return prefix;
+		} else {
+			w_stored(inode, w, base + a, base + z);
+			if (!gap)
+				prefix = (size_t)(z - eoff);
+		}
+		pos = z;
+	}
+	if (pos < end)
+		w_fail(fs, inode, w, base + pos, base + end, err);
+	return prefix;
+}
+
+/*
+ * The loop of data_write() and data_writeback(): [@off, @off+@len) one
+ * extent at a time.  i_dlock exclusive.
+ * Return: the bytes stored from @off on without a gap (the write-through
+ * count); w->err and the lost ranges say the rest.
+ */
+static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
+			    const struct policy *pol, const char *buf,
+			    size_t len, uint64_t off, struct wstate *w)
 {
 	uint32_t now = tierfs_tick(fs);
-	struct policy pol;
-	size_t done = 0;
-	int r = 0;
+	size_t done = 0, pos_done = 0;
+	bool gap = false;
 
-	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-		return -EFBIG;
-	/* before the data lock: resolving takes ns_lock, which comes first */
-	policy_get(fs, inode, &pol);
-	pthread_rwlock_wrlock(&inode->i_dlock);
-	while (done < len) {
-		uint64_t pos = off + done;
+	while (pos_done < len) {
+		uint64_t pos = off + pos_done;
 		uint64_t idx = pos >> fs->extent_shift;
 		uint64_t eoff = pos & ext_mask(fs);
-		size_t n = (size_t)MIN(len - done, fs->extent_size - eoff);
+		size_t n = (size_t)MIN(len - pos_done, fs->extent_size - eoff);
 		struct extent *e = extent_map_lookup(&inode->i_map, idx);
 		unsigned failed = 0; /* tiers that failed this fresh extent */
 		int werr = 0;	     /* and the last such failure */
-		ssize_t w;
+		int r = 0;
+		ssize_t wr;
 
 		if (e) {
 			/* the units it lacks, here or on a tier with room */
-			r = extent_grow(fs, inode, idx, &pol, eoff, n);
-			if (r < 0)
-				break;
+			r = extent_grow(fs, inode, idx, pol, eoff, n);
+			if (r < 0) {
+				size_t k = write_held(fs, inode, idx,
+						      buf + pos_done, eoff, n,
+						      r, w);
+
+				if (!gap)
+					done += k;
+				gap = true;
+				if (!w->all)
+					break;
+				goto next;
+			}
 			e = extent_map_lookup(&inode->i_map, idx);
 			e->wgen = ++inode->i_wgen;
-			w = tier_write(fs->tiers[e->tier], e->slot, eoff,
-				       buf + done, n);
-			if (w < 0) {
-				r = tier_fail(fs, e->tier, inode, pos,
-					      "write", (int)w);
-				break;
+			wr = tier_write(fs->tiers[e->tier], e->slot, eoff,
+					buf + pos_done, n);
+			if (wr < 0) {
+				w_fail(fs, inode, w, pos, pos + n,
+				       tier_fail(fs, e->tier, inode, pos,
+						 "write", (int)wr));
+				gap = true;
+				if (!w->all)
+					break;
+				goto next;
 			}
 		} else {
 			if (idx > EXTENT_MAP_MAX_INDEX) {
-				r = -EFBIG;
+				w_fail(fs, inode, w, pos, off + len, -EFBIG);
 				break;
 			}
 			/*
@@ -211,16 +323,16 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 			 * placed on the next tier instead: spill, not fail.
 			 */
 			for (;;) {
-				e = extent_place(fs, inode, idx, failed, &pol,
+				e = extent_place(fs, inode, idx, failed, pol,
 						 eoff, n, &r);
 				if (!e)
 					break;
-				w = tier_write(fs->tiers[e->tier], e->slot,
-					       eoff, buf + done, n);
-				if (w >= 0)
+				wr = tier_write(fs->tiers[e->tier], e->slot,
+						eoff, buf + pos_done, n);
+				if (wr >= 0)
 					break;
 				werr = tier_fail(fs, e->tier, inode, pos,
-						 "write", (int)w);
+						 "write", (int)wr);
 				failed |= 1u << e->tier;
 				extent_drop(fs, inode, idx);
 				e = NULL;
@@ -229,24 +341,86 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 				/* no tier left: report what the last one said */
 				if (r == -ENOSPC && werr)
 					r = werr;
-				break;
+				w_fail(fs, inode, w, pos, pos + n, r);
+				gap = true;
+				if (!w->all)
+					break;
+				goto next;
 			}
 		}
 		heat_touch(e, now, fs->half_life_ticks);
 		track_touch(fs, inode, idx, e, now);
-		done += n;
+		w_stored(inode, w, pos, pos + n);
+		if (!gap)
+			done += n;
+next:
+		pos_done += n;
 	}
-	if (done > 0) {
-		if (inode->i_nlost)
-			lost_clear(inode, off, off + done);
-		pthread_mutex_lock(&inode->i_lock);
-		if (off + done > inode->i_size)
-			inode->i_size = off + done;
-		inode_touch(inode, true, true);
-		pthread_mutex_unlock(&inode->i_lock);
-	}
+	return done;
+}
+
+/*
+ * After a write: the size grows to what was stored past it (a lost
+ * append leaves the size where the stored data ends), and the times
+ * move.  i_dlock exclusive.
+ */
+static void write_done(struct tfs_inode *inode, const struct wstate *w)
+{
+	if (!w->stored_end)
+		return;
+	if (w->stored_end > inode->i_size && inode->i_wb)
+		lost_clear_reported_tail(inode, inode->i_size);
+	pthread_mutex_lock(&inode->i_lock);
+	if (w->stored_end > inode->i_size)
+		inode->i_size = w->stored_end;
+	inode_touch(inode, true, true);
+	pthread_mutex_unlock(&inode->i_lock);
+}
+
+ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
+		   const char *buf, size_t len, uint64_t off)
+{
+	struct wstate w = { .all = false };
+	struct policy pol;
+	size_t done;
+
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	/* before the data lock: resolving takes ns_lock, which comes first */
+	policy_get(fs, inode, &pol);
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	/* a short write-through stores nothing past its count */
+	done = write_extents(fs, inode, &pol, buf, len, off, &w);
+	write_done(inode, &w);
 	pthread_rwlock_unlock(&inode->i_dlock);
-	return done > 0 ? (ssize_t)done : r;
+	return done > 0 ? (ssize_t)done : w.err;
+}
+
+int data_writeback(struct tierfs *fs, struct tfs_inode *inode,
+		   const char *buf, size_t len, uint64_t off,
+		   uint64_t *ret_lost, bool *ret_first)
+{
+	struct wstate w = { .all = true };
+	struct policy pol;
+
+	*ret_lost = 0;
+	*ret_first = false;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
+		/* the kernel never sends one; nothing to record it in */
+		*ret_lost = len;
+		*ret_first = true;
+		return -EFBIG;
+	}
+	policy_get(fs, inode, &pol);
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	(void)write_extents(fs, inode, &pol, buf, len, off, &w);
+	write_done(inode, &w);
+	if (w.err && inode->i_wb)
+		inode->i_wb->fail_bytes += w.lost;
+	pthread_rwlock_unlock(&inode->i_dlock);
+	*ret_lost = w.lost;
+	*ret_first = w.first;
+	return w.err;
 }
 
 int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
@@ -267,13 +441,15 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
 		}
 		if (r == 0)
 			drop_from(fs, inode, idx, EXTENT_MAP_MAX_INDEX);
-	} else {
+	} else if (inode->i_wb) {
 		/*
 		 * Growing: extents preallocated past EOF (KEEP_SIZE) are
-		 * already zero, so there is nothing to clear.
+		 * already zero, so there is nothing to clear -- but a lost
+		 * append the program was told of is a hole now.
 		 */
+		lost_clear_reported_tail(inode, inode->i_size);
 	}
-	if (r == 0 && inode->i_nlost)
+	if (r == 0 && inode->i_wb)
 		lost_clear(inode, size, UINT64_MAX); /* past EOF: gone */
 	if (r == 0) {
 		pthread_mutex_lock(&inode->i_lock);
@@ -453,9 +629,12 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		if (r == 0 && (mode & FALLOC_FL_ZERO_RANGE))
 			r = zero_range(fs, inode, off, end);
 	}
-	if (r == 0 && inode->i_nlost &&
+	if (r == 0 && inode->i_wb &&
 	    (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)))
 		lost_clear(inode, off, end); /* zeros now, as asked */
+	if (r == 0 && inode->i_wb && !(mode & FALLOC_FL_KEEP_SIZE) &&
+	    end > inode->i_size)
+		lost_clear_reported_tail(inode, inode->i_size);
 	if (r == 0) {
 		pthread_mutex_lock(&inode->i_lock);
 		if (!(mode & FALLOC_FL_KEEP_SIZE) && end > inode->i_size)
@@ -482,7 +661,7 @@ static bool hole_at(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	pthread_rwlock_rdlock(&inode->i_dlock);
 	if (off < inode->i_size &&
 	    !extent_map_lookup(&inode->i_map, off >> fs->extent_shift) &&
-	    !(inode->i_nlost && lost_overlaps(inode, off, len))) {
+	    !(inode->i_wb && lost_overlaps(inode, off, len))) {
 		hole = true;
 		*ret_len = (size_t)MIN((uint64_t)len, inode->i_size - off);
 	}

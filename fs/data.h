@@ -31,9 +31,35 @@ struct iovec;
 struct tierfs;
 struct tfs_inode;
 
-/* [start, end) of a file (struct tfs_inode's i_lost) */
+/* [start, end) of a file that a writeback failed to store, and the
+ * number (fs->wb_seq) of the failure that lost it last */
 struct byte_range {
 	uint64_t start, end;
+	uint64_t seq;
+};
+
+/*
+ * Writeback errors (data_lost.c): a regular file's failed writebacks,
+ * made at the first one (inode->i_wb), freed with the inode.  All
+ * fields: the inode's i_dlock.
+ */
+struct wb_state {
+	struct byte_range *lost; /* sorted, disjoint, not touching */
+	uint32_t nlost, caplost;
+	bool squeezed;	     /* more than LOST_RANGES_MAX were merged */
+	uint64_t ino;	     /* the inode's number, for the log */
+	int err;	     /* -errno of the latest failure */
+	uint64_t seq;	     /* its number, from fs->wb_seq */
+	uint64_t reported;   /* the latest number an fsync or close got */
+	uint32_t fails;	     /* failed writebacks since the last report */
+	uint64_t fail_bytes; /* bytes they did not store */
+};
+
+/* What data_wb_check() says of the episode it ended (fails 0: none). */
+struct wb_episode {
+	int err;
+	uint32_t fails;
+	uint64_t bytes;
 };
 
 ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
@@ -80,19 +106,42 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 			uint64_t idx, unsigned src, uint32_t src_slot,
 			unsigned dst);
 /**
- * data_mark_lost() - remember that [@off, @off+@len) of @inode was not
- * stored (a writeback the kernel sent failed; the program's write(2) had
- * succeeded long before).  The kernel may still hold those bytes in its
- * page cache and serve them; once it has dropped them, a read that
- * reaches the daemon fails with EIO instead of returning zeros or older
- * data.  Writing the range again, truncating it away or punching it
- * forgets it.  At most LOST_RANGES_MAX ranges are kept; past that they
- * are merged into one, which may cover bytes that were stored (EIO for
- * those too: never wrong data).  Takes i_dlock exclusive.
- * Return: 0, or -ENOMEM (nothing recorded).
+ * data_writeback() - store a write that the kernel's writeback sent
+ * (the program's write(2) returned long ago): every byte that can be
+ * stored is, wherever it lies in the request -- in-place overwrites of
+ * units the file holds need no room and always land -- and what cannot
+ * be (no room on any allowed tier, a quota, a failing tier) is recorded
+ * as lost: once the kernel has dropped its copy, a read of those bytes
+ * fails with EIO, never zeros or older data, until they are written
+ * again, truncated away or punched.  The failure is also recorded for
+ * data_wb_check().  Takes i_dlock exclusive.
+ * Return: 0 when all of it was stored, else the -errno of the first
+ * failure (-ENOSPC, -EDQUOT, -EIO, -EFBIG...), with *ret_lost = bytes
+ * not stored, *ret_first = true when this failure opens an episode
+ * (the file had no unreported failure: log it) and *ret_seq = its
+ * number.
  */
-int data_mark_lost(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
-		   uint64_t len);
+int data_writeback(struct tierfs *fs, struct tfs_inode *inode,
+		   const char *buf, size_t len, uint64_t off,
+		   uint64_t *ret_lost, bool *ret_first);
+/*
+ * data_wb_sample() - the "seen up to" number an open file starts with:
+ * the latest failure's, or the one before when nobody was told of the
+ * latest yet (then this file gets it too, as with the kernel's errseq).
+ * Takes i_dlock shared when the file ever failed a writeback.
+ */
+uint64_t data_wb_sample(struct tfs_inode *inode);
+/*
+ * data_wb_check() - the error an open file whose "seen up to" number
+ * is *@seen (a relaxed atomic of the caller's) should get now: the
+ * latest failure's -errno, once, advancing *@seen; 0 when there is
+ * none.  @consume (fsync, close) also marks the failure reported,
+ * which ends its episode: *@ret_ep (may be NULL) then says how many
+ * writebacks and bytes it lost, for the log.  Takes i_dlock exclusive
+ * when the file ever failed a writeback; cheap otherwise.
+ */
+int data_wb_check(struct tfs_inode *inode, uint64_t *seen, bool consume,
+		  struct wb_episode *ret_ep);
 /* Give every extent's slot back; for inode_free(). */
 void data_release(struct tierfs *fs, struct tfs_inode *inode);
 /* st_blocks (512-byte units) of @inode. */

@@ -531,7 +531,5 @@ void data_release(struct tierfs *fs, struct tfs_inode *inode)
 	track_release(fs, inode);
 	extent_map_release(&inode->i_map, release_one, &c);
 	batch_flush(fs, inode, &c.b);
-	free(inode->i_lost);
-	inode->i_lost = NULL;
-	inode->i_nlost = 0;
+	data_wb_free(inode);
 }

@@ -91,5 +91,26 @@ int tier_fail(struct tierfs *fs, unsigned t, struct tfs_inode *inode,
 bool lost_overlaps(const struct tfs_inode *inode, uint64_t off, uint64_t len);
 /* Forget the lost bytes in [@off, @end).  i_dlock exclusive. */
 void lost_clear(struct tfs_inode *inode, uint64_t off, uint64_t end);
+/* Record [@off, @end) lost by failure number @seq.  i_dlock exclusive.
+ * Return: 0 or -ENOMEM (not recorded). */
+int lost_add(struct tfs_inode *inode, uint64_t off, uint64_t end,
+	     uint64_t seq);
+/*
+ * The file grows from @from (its old size) by a write or a truncate: the
+ * lost ranges at or past @from whose failure was already reported (an
+ * fsync or close returned it) are forgotten -- that append is simply not
+ * in the file, and the gap reads as zeros, as POSIX wants.  A lost range
+ * nobody was told of yet stays (EIO): a writeback landing beyond it is
+ * no reason to hand out zeros for data the program wrote.
+ * i_dlock exclusive.
+ */
+void lost_clear_reported_tail(struct tfs_inode *inode, uint64_t from);
+/* Count a failed writeback of @bytes with -errno @err: a new number
+ * (*@ret_seq) from fs->wb_seq.  i_dlock exclusive.
+ * Return: true when it opens an episode (log it). */
+bool wb_failed(struct tierfs *fs, struct tfs_inode *inode, int err,
+	       uint64_t bytes, uint64_t *ret_seq);
+/* Free the state (inode_free, via data_release()). */
+void data_wb_free(struct tfs_inode *inode);
 
 #endif /* TIERFS_DATA_I_H */

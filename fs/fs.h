@@ -97,6 +97,7 @@ struct tierfs {
 	uint64_t dirty_max;	   /* immutable; the dirty limit asked for */
 	uint64_t dirty_reserve;	   /* relaxed atomic; the limit in force */
 	uint64_t wb_errors;	   /* relaxed atomic; failed writebacks */
+	uint64_t wb_seq;	   /* relaxed atomic; numbers failed writebacks (data_lost.c) */
 	uint64_t xattr_bytes;	   /* relaxed atomic; charged by user.* xattrs
 				    * (xattr.h), at most opt.max_xattr_bytes */
 	pthread_t bdi_thread;	   /* kernel_init() to kernel_stop() */

@@ -42,7 +42,7 @@
 
 struct tierfs;
 struct xattr;
-struct byte_range;
+struct wb_state;
 struct quota;
 
 typedef uint64_t tierfs_ino_t;
@@ -132,12 +132,13 @@ struct tfs_inode {
 	 */
 	uint64_t i_bytes;
 	/*
-	 * i_dlock; byte ranges whose writeback failed (data_mark_lost()):
-	 * sorted, disjoint, not touching.  Reading them fails with EIO
-	 * until they are written again, truncated away or punched.
+	 * i_dlock; what the kernel's writeback failed to store (data.h,
+	 * struct wb_state): NULL until a writeback of the file fails, then
+	 * kept until the inode is freed (published with a release store, so
+	 * a NULL test needs no lock).  Reading a lost range fails with EIO
+	 * until it is written again, truncated away or punched.
 	 */
-	struct byte_range *i_lost;
-	uint32_t i_nlost;
+	struct wb_state *i_wb;
 	uint32_t i_wgen;	  /* i_dlock exclusive; see struct extent */
 
 	/* Lifetime, all fs->itab_lock (i_nlink read racily by getattr). */

@@ -107,4 +107,18 @@ void kernel_inval_attr(struct tierfs *fs, struct tfs_inode *inode);
  */
 void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode);
 
+/**
+ * kernel_inval_data_sync() - drop the kernel's cached pages of
+ * [@off, @off+@len) of @inode (and its attributes), before it returns:
+ * after a write that bypassed the page cache (O_DIRECT on a file opened
+ * with the cache), so that no buffered reader sees the old bytes.  The
+ * kernel's own invalidation after a direct write does not run for
+ * asynchronous (AIO, io_uring) ones.  Only from the handler of that
+ * write, with no daemon lock held: the kernel locks each cached page of
+ * the range and waits for its writeback, which other loop threads
+ * serve; the write itself holds no page of the range.
+ */
+void kernel_inval_data_sync(struct tierfs *fs, struct tfs_inode *inode,
+			    uint64_t off, uint64_t len);
+
 #endif /* TIERFS_KERNEL_H */

@@ -37,6 +37,7 @@
 #include "ctl.h"
 #include "kernel.h"
 #include "migrate.h"
+#include "quota.h"
 #include "macro.h"
 #include "log.h"
 #include "banned.h"
@@ -250,10 +251,45 @@ static void reply_attr(fuse_req_t req, struct tfs_inode *inode)
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
+/*
+ * An open regular file (fi->fh of open and create with the writeback
+ * cache; 0 without it).  Owned by the kernel's open file, from the open
+ * reply to RELEASE; requests on one file may run at once, so the
+ * numbers are relaxed atomics (data_wb_check() advances them).
+ */
+struct tfs_fh {
+	uint64_t seen;	/* writeback failures fsync and close reported */
+	uint64_t told;	/* ... and the one a write(2) was failed for */
+	bool direct;	/* opened write-through (FOPEN_DIRECT_IO) */
+};
+
+static struct tfs_fh *fh_of(const struct fuse_file_info *fi)
+{
+	return fi ? (struct tfs_fh *)(uintptr_t)fi->fh : NULL;
+}
+
+/*
+ * With the writeback cache, the kernel asks for the attributes (with the
+ * file handle) before a write(2) whenever they are not cached, and fails
+ * the write(2) with our error.  A failed writeback invalidates them
+ * (tfs_write), so the writer's next write(2) comes here and learns of it:
+ * the only way to tell at write(2) a program that writes on into a full
+ * mount.  Each failure once per open file; fstat(2) of that file, which
+ * comes the same way, gets it instead when it comes first.
+ */
 static void tfs_getattr(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
-	reply_attr(req, ino_get(req, ino));
+	struct tfs_inode *inode = ino_get(req, ino);
+	struct tfs_fh *fh = fh_of(fi);
+
+	if (fh) {
+		int err = data_wb_check(inode, &fh->told, false, NULL);
+
+		if (err)
+			return tierfs_reply_err(req, err);
+	}
+	reply_attr(req, inode);
 }
 
 static void tfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -342,9 +378,31 @@ static void set_write_mode(fuse_req_t req, struct tfs_inode *inode,
 
 	if (!fs->writeback || (fi->flags & O_ACCMODE) == O_RDONLY)
 		return;
+	/* free space under the quota above @inode too (quota_statfs) */
 	placement_statfs(fs, inode, &st);
 	if (kernel_space_low(fs, (uint64_t)st.f_bavail * st.f_frsize))
 		fi->direct_io = 1;
+}
+
+/*
+ * The open file's handle, with the writeback cache (without it every
+ * error comes back from its own write(2), and fh stays 0).
+ * Return: 0 or -ENOMEM.
+ */
+static int fh_open(struct tierfs *fs, struct tfs_inode *inode,
+		   struct fuse_file_info *fi)
+{
+	struct tfs_fh *fh;
+
+	if (!fs->writeback)
+		return 0;
+	fh = malloc(sizeof(*fh));
+	if (!fh)
+		return -ENOMEM;
+	fh->seen = fh->told = data_wb_sample(inode);
+	fh->direct = fi->direct_io;
+	fi->fh = (uintptr_t)fh;
+	return 0;
 }
 
 static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -363,9 +421,15 @@ static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fill_entry(fs, inode, &st, &e);
 	fi->keep_cache = 1;
 	set_write_mode(req, inode, fi);
+	if (fh_open(fs, inode, fi) < 0) {
+		/* the file exists now, as after a create whose open failed */
+		inode_forget(fs, inode, 1);
+		return tierfs_reply_err(req, -ENOMEM);
+	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		/* the open was interrupted: undo the lookup we counted */
 		inode_forget(fs, inode, 1);
+		free(fh_of(fi));
 	}
 }
 
@@ -411,7 +475,10 @@ static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* all changes come through this kernel: keep its page cache */
 	fi->keep_cache = 1;
 	set_write_mode(req, inode, fi);
-	fuse_reply_open(req, fi);
+	if (fh_open(req_fs(req), inode, fi) < 0)
+		return tierfs_reply_err(req, -ENOMEM);
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		free(fh_of(fi)); /* interrupted: no release will come */
 }
 
 /*
@@ -487,31 +554,73 @@ static void tfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
- * A write that the kernel's writeback sent (the program's write(2) is
- * long done) failed for [@off, @off+@len): the kernel keeps the error for
- * the file's next fsync or close; we remember the range as lost, count
- * it and say which file, at most once a second.
+ * The log of failed writebacks: one line per file and episode (from its
+ * first failure until an fsync or close reports it), naming the file,
+ * the cause and, for EDQUOT, the quota's directory; the end of an
+ * episode that lost more than one writeback says how much.  Mount-wide,
+ * at most WB_LOG_PER_SEC first lines a second; the next line that gets
+ * out says how many were left out.
  */
-static void writeback_failed(struct tierfs *fs, struct tfs_inode *inode,
-			     int err, uint64_t off, uint64_t len)
-{
-	static int64_t last; /* relaxed atomic: seconds of the last message */
-	int64_t now = now_ts().tv_sec;
-	int64_t prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
-	char *path;
+#define WB_LOG_PER_SEC 10
 
-	__atomic_add_fetch(&fs->wb_errors, 1, __ATOMIC_RELAXED);
-	/* once the kernel drops its copy, reads of these bytes fail: EIO,
-	 * never zeros or older data */
-	if (data_mark_lost(fs, inode, off, len) < 0)
-		log_err("cannot record a failed writeback: out of memory");
-	if (prev == now ||
-	    !__atomic_compare_exchange_n(&last, &prev, now, false,
-					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+static bool wb_log_ok(uint64_t *ret_dropped)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int64_t sec;	   /* lock */
+	static unsigned n;	   /* lock; lines in that second */
+	static uint64_t dropped; /* lock; lines left out since */
+	int64_t now = now_ts().tv_sec;
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	if (now != sec) {
+		sec = now;
+		n = 0;
+	}
+	ok = n < WB_LOG_PER_SEC;
+	if (ok) {
+		n++;
+		*ret_dropped = dropped;
+		dropped = 0;
+	} else {
+		dropped++;
+	}
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+static void writeback_failed(struct tierfs *fs, struct tfs_inode *inode,
+			     int err)
+{
+	uint64_t dropped = 0;
+	char *path, *qdir = NULL;
+
+	if (!wb_log_ok(&dropped))
 		return;
 	path = inode_path(fs, inode);
-	log_err("writeback of '%s' failed: %s; the error goes to its next fsync or close",
-		path ? path : "?", strerror(-err));
+	if (err == -EDQUOT)
+		qdir = quota_full_dir(fs, inode);
+	log_err("writeback of '%s' failed: %s%s%s%s; its bytes that were not stored read as EIO, and the error goes to its next write, fsync or close%s",
+		path ? path : "?", strerror(-err),
+		qdir ? " (the quota of '" : "", qdir ? qdir : "",
+		qdir ? "' is used up)" : "",
+		dropped ? " (more files failed: see writeback_errors)" : "");
+	free(qdir);
+	free(path);
+}
+
+/* An fsync or close reported an episode's error: its summary line. */
+static void writeback_reported(struct tierfs *fs, struct tfs_inode *inode,
+			       const struct wb_episode *ep)
+{
+	char *path;
+
+	if (ep->fails < 2)
+		return;
+	path = inode_path(fs, inode);
+	log_err("writeback of '%s': %u writebacks failed (%s), %llu bytes not stored; reported to the program",
+		path ? path : "?", ep->fails, strerror(-ep->err),
+		(unsigned long long)ep->bytes);
 	free(path);
 }
 
@@ -520,6 +629,7 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct tierfs *fs = req_fs(req);
 	struct tfs_inode *inode = ino_get(req, ino);
+	struct tfs_fh *fh = fh_of(fi);
 	bool inval = false;
 	uint64_t blocks = 0;
 	ssize_t r;
@@ -531,64 +641,99 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		/* the kernel does not refresh the mode after a write */
 		inval = ns_kill_suidgid(fs, inode, &cred, false);
 	}
-	/*
-	 * A write from the kernel's writeback comes after the write(2) that
-	 * made the page dirty, and after the invalidation that write(2) made:
-	 * a stat in between may have cached st_blocks from before this
-	 * allocation.  A write-through write is followed by the kernel's own
-	 * invalidation.
-	 */
-	if (fi->writepage)
+	if (fi->writepage) {
+		uint64_t lost;
+		bool first;
+		int err;
+
+		/*
+		 * It comes after the write(2) that made the page dirty, and
+		 * after the invalidation that write(2) made: a stat in
+		 * between may have cached st_blocks from before this
+		 * allocation.  A write-through write is followed by the
+		 * kernel's own invalidation.
+		 */
 		blocks = data_blocks(fs, inode);
+		err = data_writeback(fs, inode, buf, size, (uint64_t)off,
+				     &lost, &first);
+		if (err < 0) {
+			__atomic_add_fetch(&fs->wb_errors, 1,
+					   __ATOMIC_RELAXED);
+			/* the writer's next write(2) asks for attributes,
+			 * and gets the error (tfs_getattr) */
+			inval = true;
+			if (first)
+				writeback_failed(fs, inode, err);
+		}
+		if (inval || data_blocks(fs, inode) != blocks)
+			kernel_inval_attr_sync(fs, inode);
+		/*
+		 * Success, whatever happened: the error is ours to report
+		 * (data_lost.c says why), from fsync, close and the next
+		 * write(2); what was not stored is recorded as lost.
+		 */
+		fuse_reply_write(req, size);
+		return;
+	}
 	r = data_write(fs, inode, buf, size, (uint64_t)off);
-	if (fi->writepage && data_blocks(fs, inode) != blocks)
-		inval = true;
 	if (inval)
 		kernel_inval_attr_sync(fs, inode);
-	if (fi->writepage && (r < 0 || (size_t)r < size)) {
-		/* a short writeback is a failed one: the kernel keeps no
-		 * count, only the error (no room is the usual reason) */
-		uint64_t stored = r > 0 ? (uint64_t)r : 0;
-		int err = r < 0 ? (int)r : -ENOSPC;
-
-		writeback_failed(fs, inode, err, (uint64_t)off + stored,
-				 size - stored);
-		return tierfs_reply_err(req, err);
-	}
 	if (r < 0)
 		return tierfs_reply_err(req, (int)r);
+	/*
+	 * A direct write (O_DIRECT) on a file opened with the cache: no
+	 * cached page of its range may keep the old bytes.
+	 */
+	if (fh && !fh->direct && r > 0)
+		kernel_inval_data_sync(fs, inode, (uint64_t)off, (uint64_t)r);
 	fuse_reply_write(req, (size_t)r);
 }
 
 /*
- * Nothing to do at close, and no locks to release: ENOSYS tells the
- * kernel to stop sending FLUSH for this mount (one request less per
- * close).  The kernel still writes the file's dirty pages back and
- * reports their errors before it would have sent it, and then
- * invalidates st_blocks.
+ * close(2): the kernel writes the file's dirty pages back to us and
+ * waits for them before it sends FLUSH, so the error of a writeback
+ * that failed is known here, and close returns it -- with its own errno
+ * (EDQUOT, ENOSPC, EIO), which the kernel itself could not carry.  The
+ * kernel still reports its own mapping errors before FLUSH.  Without
+ * the writeback cache every write(2) gets its own error, and ENOSYS
+ * tells the kernel to stop sending FLUSH (one request less per close).
  */
 static void tfs_flush(fuse_req_t req, fuse_ino_t ino,
 		      struct fuse_file_info *fi)
 {
-	tierfs_reply_err(req, -ENOSYS);
+	struct tfs_fh *fh = fh_of(fi);
+	struct tfs_inode *inode;
+	struct wb_episode ep;
+	int err;
+
+	if (!fh)
+		return tierfs_reply_err(req, -ENOSYS);
+	inode = ino_get(req, ino);
+	err = data_wb_check(inode, &fh->seen, true, &ep);
+	if (ep.fails)
+		writeback_reported(req_fs(req), inode, &ep);
+	tierfs_reply_err(req, err);
 }
 
 static void tfs_release(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
+	free(fh_of(fi));
 	tierfs_reply_err(req, 0);
 }
 
 /*
  * Scratch semantics: there is nothing to keep after unmount, so fsync
- * succeeds without forcing data to a device (README says so).  ENOSYS
- * makes the kernel stop sending FSYNC (and FSYNCDIR) and return success
- * itself, after writing the dirty pages back to us, as it does anyway.
+ * forces nothing to a device (README says so).  The kernel writes the
+ * dirty pages back to us and waits for them before it sends FSYNC, so
+ * this returns the error of a writeback that failed, once per open file
+ * as tfs_flush() does.  Without the writeback cache ENOSYS makes the
+ * kernel stop sending FSYNC and return success itself.
  */
 static void tfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		      struct fuse_file_info *fi)
 {
-	tierfs_reply_err(req, -ENOSYS);
+	tfs_flush(req, ino, fi);
 }
 
 /*

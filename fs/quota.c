@@ -536,3 +536,35 @@ int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
 		r = -ENODATA;
 	return r;
 }
+
+char *quota_full_dir(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct tfs_inode *d;
+	char *path = NULL;
+
+	if (inode->i_type != S_IFREG)
+		return NULL;
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	/* the directories from the file's up: the first whose own limit
+	 * is reached names the quota (a node's directory is where it is
+	 * set, so walk directories, not nodes) */
+	for (d = inode_parent(inode) ? inode_parent(inode) : fs->root; !path;
+	     d = d->i_dir.d_parent) {
+		struct quota *q = d->i_quota;
+		bool full = false;
+
+		if (q) {
+			pthread_mutex_lock(&quota_lock);
+			full = q->q_set && q->q_lim.total != QUOTA_NONE &&
+			       q->q_used + tier_unit(fs->tiers[0]) >
+				       q->q_lim.total;
+			pthread_mutex_unlock(&quota_lock);
+		}
+		if (full)
+			path = dir_path(fs, d);
+		if (d == fs->root)
+			break;
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return path;
+}
