@@ -42,6 +42,7 @@
 #include "log.h"
 #include "placement.h"
 #include "heat.h"
+#include "testhook.h"
 #include "tier.h"
 #include "track.h"
 #include "macro.h"
@@ -669,12 +670,28 @@ static bool hole_at(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	return hole;
 }
 
+/* Grow @inode to @size if it is shorter, as a truncate would; never
+ * shrink it.  The size is compared under the lock that changes it, so a
+ * write that extended the file past @size meanwhile is kept. */
+static void grow_to(struct tfs_inode *inode, uint64_t size)
+{
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (size > inode->i_size) {
+		if (inode->i_wb)
+			lost_clear_reported_tail(inode, inode->i_size);
+		pthread_mutex_lock(&inode->i_lock);
+		inode->i_size = size;
+		inode_touch(inode, true, true);
+		pthread_mutex_unlock(&inode->i_lock);
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+}
+
 /* Make [@off, @off+@len) of @inode read as zeros without taking space:
  * punch it, and grow the file to its end if it is shorter. */
 static int zero_hole(struct tierfs *fs, struct tfs_inode *inode,
 		     uint64_t off, size_t len)
 {
-	uint64_t size;
 	int r;
 
 	r = data_fallocate(fs, inode,
@@ -682,10 +699,9 @@ static int zero_hole(struct tierfs *fs, struct tfs_inode *inode,
 			   len);
 	if (r < 0)
 		return r;
-	pthread_rwlock_rdlock(&inode->i_dlock);
-	size = inode->i_size;
-	pthread_rwlock_unlock(&inode->i_dlock);
-	return off + len > size ? data_truncate(fs, inode, off + len) : 0;
+	testhook(TESTHOOK_COPY_HOLE, inode, off >> fs->extent_shift);
+	grow_to(inode, off + len);
+	return 0;
 }
 
 ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,

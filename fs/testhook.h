@@ -38,6 +38,12 @@ enum testhook_point {
 	/* migrator pass: every candidate collected and its inode pinned;
 	 * no extent moved yet (@inode NULL, @idx 0) */
 	TESTHOOK_MIGRATE_COLLECTED,
+	/* data_copy(): a hole of the source is punched in the destination
+	 * (@inode, at extent @idx), whose size is not yet grown to the
+	 * hole's end -- the window where a concurrent write extending the
+	 * destination was once cut off by a truncate to a size read before
+	 * it */
+	TESTHOOK_COPY_HOLE,
 	_TESTHOOK_MAX,
 };
 

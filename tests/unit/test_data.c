@@ -601,6 +601,206 @@ START_TEST(test_move_windows)
 }
 END_TEST
 
+/* Remove a file while others stay (t_file_remove() checks that nothing
+ * is left). */
+static void t_file_unlink(struct t_file *f, const char *name)
+{
+	t_unlink(fs, name);
+	t_forget(fs, f->ino);
+	f->ino = NULL;
+	t_file_done(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* copy_file_range's hole path (issue 16, item 3) */
+
+static struct t_file *hole_dst;
+
+/* At TESTHOOK_COPY_HOLE: a write that extends the destination past the
+ * hole the copy is making, in the copy's own window. */
+static void hole_hook(enum testhook_point point, struct tfs_inode *inode,
+		      uint64_t idx)
+{
+	if (point != TESTHOOK_COPY_HOLE || inode != hole_dst->ino)
+		return;
+	ck_assert_int_eq(t_write(fs, hole_dst, 3 * EXT, EXT + 7, 5), EXT + 7);
+}
+
+START_TEST(test_copy_hole_race)
+{
+	struct t_file src, dst;
+
+	t_file_init(&src, t_create(fs, "src"), CAP);
+	t_file_init(&dst, t_create(fs, "dst"), CAP);
+	/* the source: a hole of two extents, then data */
+	ck_assert_int_eq(data_truncate(fs, src.ino, 2 * EXT), 0);
+	ck_assert_int_eq(t_write(fs, &src, 2 * EXT, 100, 1), 100);
+	hole_dst = &dst;
+	__atomic_store_n(&testhook_fn, hole_hook, __ATOMIC_RELEASE);
+	/* copy the hole (and a bit of data) to the start of dst: while it
+	 * makes the hole, dst grows to 4 extents + 7 */
+	ck_assert_int_eq(data_copy(fs, src.ino, 0, dst.ino, 0, EXT), EXT);
+	__atomic_store_n(&testhook_fn, NULL, __ATOMIC_RELEASE);
+	ck_assert_uint_eq(dst.ino->i_size, 4 * EXT + 7);
+	dst.size = 4 * EXT + 7;
+	t_verify(fs, &dst);
+	t_file_unlink(&src, "src");
+	t_file_remove(&dst, "dst");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* writebacks that find no room (issue 16, items 1 and 2) */
+
+/* Fill every tier with a file of its own; return its t_file. */
+static void fill_up(struct t_file *f)
+{
+	uint64_t off = 0;
+
+	t_file_init(f, t_create(fs, "fill"), 64 * EXT);
+	while (off < 64 * EXT && t_write(fs, f, off, EXT, 9) == (ssize_t)EXT)
+		off += EXT;
+	/* then unit by unit: a tier may have units left, not an extent */
+	while (off < 64 * EXT && t_write(fs, f, off, 4096, 9) == 4096)
+		off += 4096;
+	ck_assert_uint_lt(off, 64 * EXT);
+}
+
+START_TEST(test_writeback_keeps_held)
+{
+	struct t_file f, fill;
+	uint8_t buf[3 * 4096];
+	uint64_t lost;
+	bool first;
+
+	t_file_init(&f, t_create(fs, "f"), CAP);
+	/* acknowledged: blocks 0 and 2 of extent 0, and 100 bytes of 4 */
+	ck_assert_int_eq(t_write(fs, &f, 0, 4096, 1), 4096);
+	ck_assert_int_eq(t_write(fs, &f, 8192, 4096, 1), 4096);
+	ck_assert_int_eq(t_write(fs, &f, 4 * 4096, 100, 1), 100);
+	fill_up(&fill);
+	/* one writeback over blocks 0..2 and 4..5: 1 and 5 need room */
+	t_pat_fill(buf, 0, sizeof(buf), 2);
+	ck_assert_int_eq(data_writeback(fs, f.ino, (char *)buf, sizeof(buf),
+					0, &lost, &first),
+			 -ENOSPC);
+	ck_assert_uint_eq(lost, 4096);
+	ck_assert(first);
+	ck_assert_int_eq(data_writeback(fs, f.ino, (char *)buf, 8192,
+					4 * 4096, &lost, &first),
+			 -ENOSPC);
+	ck_assert_uint_eq(lost, 4096);
+	ck_assert(!first); /* the same episode: nobody was told yet */
+	/* the held blocks took the new data, in place */
+	memcpy(f.shadow, buf, 4096);
+	memcpy(f.shadow + 8192, buf + 8192, 4096);
+	memcpy(f.shadow + 4 * 4096, buf, 4096);
+	f.size = 5 * 4096;
+	ck_assert_uint_eq(f.ino->i_size, 5 * 4096);
+	ck_assert_int_eq(data_read(fs, f.ino, (char *)buf, 4096, 0), 4096);
+	ck_assert_int_eq(memcmp(buf, f.shadow, 4096), 0);
+	ck_assert_int_eq(data_read(fs, f.ino, (char *)buf, 4096, 8192), 4096);
+	ck_assert_int_eq(memcmp(buf, f.shadow + 8192, 4096), 0);
+	ck_assert_int_eq(data_read(fs, f.ino, (char *)buf, 4096, 4 * 4096),
+			 4096);
+	ck_assert_int_eq(memcmp(buf, f.shadow + 4 * 4096, 4096), 0);
+	/* the block that found no room reads as EIO, never zeros */
+	ck_assert_int_eq(data_read(fs, f.ino, (char *)buf, 10, 4096), -EIO);
+	t_file_unlink(&fill, "fill");
+	/* written again, it reads back (a read past the end would meet the
+	 * lost block 5, which the kernel may still think is there) */
+	ck_assert_int_eq(t_write(fs, &f, 4096, 4096, 3), 4096);
+	{
+		uint8_t all[5 * 4096];
+
+		ck_assert_int_eq(data_read(fs, f.ino, (char *)all, sizeof(all),
+					   0),
+				 sizeof(all));
+		ck_assert_int_eq(memcmp(all, f.shadow, sizeof(all)), 0);
+	}
+	t_file_remove(&f, "f");
+}
+END_TEST
+
+START_TEST(test_lost_append_reported)
+{
+	struct t_file f, fill;
+	uint64_t lost, seen = 0;
+	bool first;
+	uint8_t buf[4096];
+	int err;
+
+	t_file_init(&f, t_create(fs, "f"), CAP);
+	ck_assert_int_eq(t_write(fs, &f, 0, 4096, 1), 4096);
+	seen = data_wb_sample(f.ino);
+	fill_up(&fill);
+	t_pat_fill(buf, 4096, 4096, 2);
+	ck_assert_int_eq(data_writeback(fs, f.ino, (char *)buf, 4096, 4096,
+					&lost, &first),
+			 -ENOSPC);
+	/* the append is not in the file; the kernel still has a larger size,
+	 * and a read there fails */
+	ck_assert_uint_eq(f.ino->i_size, 4096);
+	ck_assert_int_eq(data_read(fs, f.ino, (char *)buf, 4096, 4096), -EIO);
+	t_file_unlink(&fill, "fill");
+	/* not reported yet: a writeback beyond it does not make it zeros */
+	t_pat_fill(buf, 8192, 4096, 3);
+	ck_assert_int_eq(data_writeback(fs, f.ino, (char *)buf, 4096, 8192,
+					&lost, &first),
+			 0);
+	ck_assert_int_eq(data_read(fs, f.ino, (char *)buf, 4096, 4096), -EIO);
+	/* fsync reports it, once */
+	err = data_wb_check(f.ino, &seen, true, NULL);
+	ck_assert_int_eq(err, -ENOSPC);
+	ck_assert_int_eq(data_wb_check(f.ino, &seen, true, NULL), 0);
+	/* a file opened now is not told again */
+	ck_assert_uint_eq(data_wb_sample(f.ino), seen);
+	/* cut back to the stored part and grown again: a hole now */
+	ck_assert_int_eq(data_truncate(fs, f.ino, 4096), 0);
+	ck_assert_int_eq(data_truncate(fs, f.ino, 3 * 4096), 0);
+	ck_assert_int_eq(data_read(fs, f.ino, (char *)buf, 4096, 4096), 4096);
+	for (unsigned i = 0; i < 4096; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	t_file_remove(&f, "f");
+}
+END_TEST
+
+START_TEST(test_lost_many_ranges)
+{
+	struct t_file f, fill;
+	uint64_t lost;
+	bool first;
+	uint8_t *buf = malloc(EXT);
+
+	ck_assert_ptr_nonnull(buf);
+	t_file_init(&f, t_create(fs, "f"), CAP);
+	/* every other 4K block of one extent acknowledged */
+	for (unsigned k = 0; k < EXT / 8192; k++)
+		ck_assert_int_eq(t_write(fs, &f, k * 8192, 4096, 1), 4096);
+	fill_up(&fill);
+	t_pat_fill(buf, 0, EXT, 4);
+	ck_assert_int_eq(data_writeback(fs, f.ino, (char *)buf, EXT, 0, &lost,
+					&first),
+			 -ENOSPC);
+	ck_assert_uint_eq(lost, EXT / 2);
+	/* each held block has the new data, each other one is EIO */
+	for (unsigned k = 0; k < EXT / 4096; k++) {
+		uint8_t b[4096];
+		ssize_t r = data_read(fs, f.ino, (char *)b, 4096, k * 4096);
+
+		if (k % 2) {
+			ck_assert_int_eq(r, -EIO);
+		} else {
+			ck_assert_int_eq(r, 4096);
+			ck_assert_int_eq(memcmp(b, buf + k * 4096, 4096), 0);
+		}
+	}
+	free(buf);
+	t_file_unlink(&fill, "fill");
+	t_file_remove(&f, "f");
+}
+END_TEST
+
 static Suite *data_suite(void)
 {
 	Suite *s = suite_create("data");
@@ -616,6 +816,10 @@ static Suite *data_suite(void)
 	tcase_add_test(tc, test_truncate_many_to_zero);
 	tcase_add_test(tc, test_punch);
 	tcase_add_test(tc, test_move_extent);
+	tcase_add_test(tc, test_copy_hole_race);
+	tcase_add_test(tc, test_writeback_keeps_held);
+	tcase_add_test(tc, test_lost_append_reported);
+	tcase_add_test(tc, test_lost_many_ranges);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(tf, setup, teardown);
