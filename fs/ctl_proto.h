@@ -51,8 +51,10 @@
  *                          retries=N failures=N high_watermark=PCT
  *                          low_watermark=PCT bandwidth=B drain_stuck=N"
  *                          "mount extent_size=B inodes=N"
- *                          (issue 11, appended to "mount": max_inodes=N
- *                          the inode limit, 0 none; xattr_bytes=B charged
+ *                          (inodes: the inode units in use, inode.h:
+ *                          inodes, extra links, long symlink targets;
+ *                          issue 11, appended to "mount": max_inodes=N
+ *                          the unit limit, 0 none; xattr_bytes=B charged
  *                          by user.* xattrs; max_xattr_bytes=B their
  *                          limit, 0 none; rss=B the daemon's resident
  *                          memory)
