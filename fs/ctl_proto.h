@@ -51,8 +51,10 @@
  *                          retries=N failures=N high_watermark=PCT
  *                          low_watermark=PCT bandwidth=B drain_stuck=N"
  *                          "mount extent_size=B inodes=N"
- *                          (issue 11, appended to "mount": max_inodes=N
- *                          the inode limit, 0 none; xattr_bytes=B charged
+ *                          (inodes: the inode units in use, inode.h:
+ *                          inodes, extra links, long symlink targets;
+ *                          issue 11, appended to "mount": max_inodes=N
+ *                          the unit limit, 0 none; xattr_bytes=B charged
  *                          by user.* xattrs; max_xattr_bytes=B their
  *                          limit, 0 none; rss=B the daemon's resident
  *                          memory)
@@ -91,12 +93,15 @@
  * Quotas (issue 11; fs/quota.h):
  *   TIERFS_XATTR_QUOTA_SET stored on a directory
  *                          by root only: "SIZE" (all tiers) or
- *                          "KEY:SIZE,..." with KEY a tier name or "total";
+ *                          "KEY:SIZE,..." with KEY a tier name, "total"
+ *                          or "inodes" (a count);
  *                          getxattr returns it as it was set
  *   TIERFS_XATTR_QUOTA     file or dir, computed, read-only: one line per
  *                          quota that applies, innermost first:
- *                          "total=USED/LIMIT NAME=USED/LIMIT ... dir=PATH\n"
- *                          with every tier in stack order; bytes in
+ *                          "total=USED/LIMIT NAME=USED/LIMIT ...
+ *                          inodes=USED/LIMIT dir=PATH\n"
+ *                          with every tier in stack order; bytes (inode
+ *                          units for "inodes") in
  *                          decimal, LIMIT "-" for none; PATH the quota
  *                          directory from the mount root, escaped as FROM
  *                          above (not shortened), the rest of the line.

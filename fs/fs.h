@@ -107,7 +107,9 @@ struct tierfs {
 
 	pthread_mutex_t itab_lock; /* list of inodes and lifetime counts */
 	struct tfs_inode inodes;   /* list head (only i_prev/i_next used) */
-	uint64_t ninodes;	   /* atomic; at most opt.max_inodes (inode_new) */
+	uint64_t ninodes;	   /* atomic; inode units (inode.h: inodes,
+				    * extra names, symlink targets), at most
+				    * opt.max_inodes (inode_charge()) */
 	uint64_t next_ino;	   /* itab_lock */
 };
 

@@ -64,27 +64,49 @@ static size_t inode_size(mode_t type)
 	       ~(_Alignof(struct tfs_inode) - 1);
 }
 
-struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
-			    gid_t gid, dev_t rdev)
+uint64_t inode_units(const struct tfs_inode *inode)
+{
+	if (inode->i_type == S_IFLNK && inode->i_link)
+		return inode_link_units(strlen(inode->i_link));
+	return 1;
+}
+
+int inode_charge(struct tierfs *fs, uint64_t n)
 {
 	uint64_t max = fs->opt.max_inodes;
-	struct tfs_inode *inode;
-	struct timespec ts;
 
 	/*
 	 * Take our place in the count first (the stats and statfs read it
 	 * without itab_lock: atomic), so that racing creates cannot pass
-	 * --max-inodes together; maybe_unhook() gives it back.
+	 * --max-inodes together; the loser gives it back.
 	 */
-	if (__atomic_add_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED) > max &&
+	if (__atomic_add_fetch(&fs->ninodes, n, __ATOMIC_RELAXED) > max &&
 	    max) {
-		__atomic_sub_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&fs->ninodes, n, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+void inode_uncharge(struct tierfs *fs, uint64_t n)
+{
+	__atomic_sub_fetch(&fs->ninodes, n, __ATOMIC_RELAXED);
+}
+
+struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
+			    gid_t gid, dev_t rdev)
+{
+	struct tfs_inode *inode;
+	struct timespec ts;
+
+	/* one unit; maybe_unhook() gives back inode_units() */
+	if (inode_charge(fs, 1) < 0) {
 		errno = ENOSPC;
 		return NULL;
 	}
 	inode = calloc(1, inode_size(mode & S_IFMT));
 	if (!inode) {
-		__atomic_sub_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED);
+		inode_uncharge(fs, 1);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -167,7 +189,8 @@ static bool maybe_unhook(struct tierfs *fs, struct tfs_inode *inode)
 	inode->i_prev->i_next = inode->i_next;
 	inode->i_next->i_prev = inode->i_prev;
 	inode->i_prev = inode->i_next = NULL;
-	__atomic_sub_fetch(&fs->ninodes, 1, __ATOMIC_RELAXED);
+	/* the last name's units (a symlink's target with it) */
+	inode_uncharge(fs, inode_units(inode));
 	return true;
 }
 

@@ -22,9 +22,23 @@
  * - fs->itab_lock: the lifetime counts and the list of live inodes.
  * - fs->ns_lock: the directory of each name (i_parents), and i_dir.
  *
+ * Inode units: --max-inodes bounds the daemon's metadata, not only its
+ * inodes.  Each inode takes one unit (inode_new()), each name of a
+ * non-directory beyond the first one more (link(2), as tmpfs charges
+ * every link to nr_inodes), and a symlink one more for each whole
+ * INODE_UNIT_LINK_BYTES of its target -- on each of these, since a
+ * name of a symlink costs inode_units() (inode_charge() and
+ * inode_uncharge(), called by namespace.c).  fs->ninodes is the sum;
+ * the default limit (options.h DEFAULT_MEM_PER_INODE) assumes an
+ * inode with its name costs about 390 bytes, and a unit costs at most
+ * about that: a link with a 255-byte name about 320, a 4095-byte
+ * target 4.4 KB for 16 units.  An inode gives back its last name's
+ * units when it is freed (a removed file that is still open keeps
+ * them), the others when those names go.
+ *
  * Return: inode_new() returns NULL with errno ENOSPC (the mount has
- * --max-inodes inodes) or ENOMEM; inode_parent_add() 0 or -ENOMEM; the
- * rest cannot fail.
+ * --max-inodes units) or ENOMEM; inode_charge() 0 or -ENOSPC;
+ * inode_parent_add() 0 or -ENOMEM; the rest cannot fail.
  */
 #ifndef TIERFS_INODE_H
 #define TIERFS_INODE_H
@@ -156,9 +170,28 @@ struct tfs_inode {
 	};
 };
 
+/* Bytes of a symlink target that take one more inode unit (see above). */
+#define INODE_UNIT_LINK_BYTES 256
+
+/* Inode units of a symlink whose target is @len bytes long. */
+static inline uint64_t inode_link_units(size_t len)
+{
+	return 1 + len / INODE_UNIT_LINK_BYTES;
+}
+
+/* Inode units of one name of @inode: 1, or inode_link_units() of a
+ * symlink's target (i_link immutable; NULL while being made). */
+uint64_t inode_units(const struct tfs_inode *inode);
+/* Take @n more inode units of the mount: 0, or -ENOSPC past
+ * --max-inodes (nothing taken).  Atomic: no lock needed. */
+int inode_charge(struct tierfs *fs, uint64_t n);
+/* Give back @n inode units taken with inode_charge(). */
+void inode_uncharge(struct tierfs *fs, uint64_t n);
+
 /* A new inode on the table, no name and no count yet (the caller sets
- * i_nlink); mode carries the type.  NULL with errno ENOSPC when the
- * mount has fs->opt.max_inodes inodes (0: no limit), or ENOMEM. */
+ * i_nlink); mode carries the type.  Takes one inode unit.  NULL with
+ * errno ENOSPC when the mount has fs->opt.max_inodes units (0: no
+ * limit), or ENOMEM. */
 struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 			    gid_t gid, dev_t rdev);
 /* Free an inode that is already off the table (or NULL).  No lock held. */

@@ -73,12 +73,15 @@ static int make_node(struct tierfs *fs, struct tfs_inode *dir,
 {
 	struct tfs_inode *inode;
 	gid_t gid = cred->gid;
+	uint64_t units = 1; /* inode_units() of the new inode */
 	int r = check_name(name);
 
 	if (r < 0)
 		return r;
 	if (link && strlen(link) >= PATH_MAX)
 		return -ENAMETOOLONG;
+	if (S_ISLNK(mode))
+		units = inode_link_units(link ? strlen(link) : 0);
 	pthread_rwlock_wrlock(&fs->ns_lock);
 	if (dir->i_type != S_IFDIR) {
 		r = -ENOTDIR;
@@ -102,19 +105,32 @@ static int make_node(struct tierfs *fs, struct tfs_inode *dir,
 	}
 	pthread_mutex_unlock(&dir->i_lock);
 
+	/* the quotas above @dir first (EDQUOT), then the mount (ENOSPC) */
+	r = quota_name_add(fs, dir, units);
+	if (r < 0)
+		goto out_unlock;
 	inode = inode_new(fs, mode, cred->uid, gid, rdev);
 	if (!inode) {
 		r = -errno; /* ENOSPC past --max-inodes, or ENOMEM */
-		goto out_unlock;
+		goto out_uncharge;
 	}
 	/* not yet visible to anyone: no lock needed for these */
 	if (S_ISDIR(mode)) {
 		r = dir_init(&inode->i_dir, dir);
 		inode->i_nlink = 2;
 	} else if (S_ISLNK(mode)) {
-		inode->i_link = link ? strdup(link) : NULL;
-		r = inode->i_link ? 0 : -ENOMEM;
+		/* the target's units beyond inode_new()'s one; freeing
+		 * the inode gives back inode_units(), so i_link is set
+		 * only once they are taken */
 		inode->i_nlink = 1;
+		r = inode_charge(fs, units - 1);
+		if (r == 0) {
+			inode->i_link = link ? strdup(link) : NULL;
+			if (!inode->i_link) {
+				inode_uncharge(fs, units - 1);
+				r = -ENOMEM;
+			}
+		}
 	} else {
 		inode->i_nlink = 1;
 	}
@@ -126,7 +142,7 @@ static int make_node(struct tierfs *fs, struct tfs_inode *dir,
 		r = dir_add(&dir->i_dir, name, inode);
 	if (r < 0) {
 		inode_link_drop(fs, inode, inode->i_nlink);
-		goto out_unlock;
+		goto out_uncharge;
 	}
 	if (S_ISDIR(mode))
 		inode_link_inc(fs, dir);
@@ -136,6 +152,10 @@ static int make_node(struct tierfs *fs, struct tfs_inode *dir,
 	inode_lookup_ref(fs, inode);
 	stat_inode(fs, inode, ret_st);
 	*ret_inode = inode;
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return 0;
+out_uncharge:
+	quota_name_del(fs, dir, units);
 out_unlock:
 	pthread_rwlock_unlock(&fs->ns_lock);
 	return r;
@@ -203,13 +223,21 @@ static void touch_c(struct tfs_inode *inode)
 /*
  * A name of @inode in @dir went away: the directory of its latest
  * remaining name governs its policy now (the root's, once it has none).
- * Called with ns_lock held exclusive.
+ * The name's inode units go back to the quotas above @dir, and to the
+ * mount unless it was the last name (that one is the inode's own,
+ * given back when the inode is freed: inode.h).  Called with ns_lock
+ * held exclusive, before the link count drops.
  */
 static void forget_parent(struct tierfs *fs, struct tfs_inode *inode,
 			  struct tfs_inode *dir)
 {
+	uint64_t units = inode_units(inode);
+
+	quota_name_del(fs, dir, units);
 	if (inode->i_type != S_IFDIR) {
 		inode_parent_del(inode, dir);
+		if (inode->i_nparents > 0)
+			inode_uncharge(fs, units);
 		policy_changed(fs);
 	}
 }
@@ -262,6 +290,7 @@ int ns_rmdir(struct tierfs *fs, struct tfs_inode *dir, const char *name)
 		/* a removed directory may outlive its parent: point ".." and
 		 * policy lookups at the root, never at a freed inode */
 		inode->i_dir.d_parent = fs->root;
+		forget_parent(fs, inode, dir);
 		policy_changed(fs);
 		inode_link_drop(fs, dir, 1);
 		inode_link_drop(fs, inode, 2);
@@ -285,21 +314,16 @@ static bool is_ancestor(struct tierfs *fs, struct tfs_inode *a,
 
 /*
  * Quota trees (quota.h): a file is charged to the quotas above the
- * directory it was made in, so a regular file or a directory never
- * moves into another quota tree -- rename and link say EXDEV, and mv
- * copies instead.  Other inodes hold no data and move freely.
+ * directory it was made in, and every name to the quotas above its
+ * directory (inode units), so no inode -- of any type, since each
+ * counts against an inode limit -- moves into another quota tree:
+ * rename and link say EXDEV, and mv copies instead.  Called with
+ * ns_lock held.
  */
-static bool holds_data(const struct tfs_inode *inode)
-{
-	return inode->i_type == S_IFREG || inode->i_type == S_IFDIR;
-}
-
-/* -EXDEV when @inode, named in @from, may not get a name in @to (another
- * quota tree), else 0.  Called with ns_lock held. */
 static int quota_cross(struct tierfs *fs, const struct tfs_inode *inode,
 		       struct tfs_inode *from, struct tfs_inode *to)
 {
-	return holds_data(inode) && !quota_same_tree(fs, from, to) ? -EXDEV : 0;
+	return !quota_same_tree(fs, from, to) ? -EXDEV : 0;
 }
 
 /* Moving directory @child from @from to @to: fix ".." and link counts.
@@ -406,6 +430,7 @@ static int do_rename(struct tierfs *fs, struct tfs_inode *pdir,
 		if (dst->i_type == S_IFDIR) {
 			dst->i_dir.d_parent = fs->root;
 			dst->i_dir.d_self = NULL;
+			forget_parent(fs, dst, ndir);
 			inode_link_drop(fs, ndir, 1);
 			inode_link_drop(fs, dst, 2);
 		} else {
@@ -451,11 +476,27 @@ int ns_link(struct tierfs *fs, struct tfs_inode *inode, struct tfs_inode *dir,
 	} else if (!quota_may_link(fs, inode, dir)) {
 		r = -EXDEV; /* another quota tree (quota.h) */
 	} else {
-		r = inode_parent_add(inode, dir);
+		/* a name costs inode units, as tmpfs charges each link to
+		 * nr_inodes: the quotas' (EDQUOT), then the mount's */
+		uint64_t units = inode_units(inode);
+
+		r = quota_name_add(fs, dir, units);
 		if (r == 0) {
-			r = dir_add(&dir->i_dir, newname, inode);
+			r = inode_charge(fs, units);
 			if (r < 0)
-				inode_parent_del(inode, dir);
+				quota_name_del(fs, dir, units);
+		}
+		if (r == 0) {
+			r = inode_parent_add(inode, dir);
+			if (r == 0) {
+				r = dir_add(&dir->i_dir, newname, inode);
+				if (r < 0)
+					inode_parent_del(inode, dir);
+			}
+			if (r < 0) {
+				inode_uncharge(fs, units);
+				quota_name_del(fs, dir, units);
+			}
 		}
 	}
 	if (r == 0) {

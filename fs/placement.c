@@ -171,8 +171,9 @@ void tierfs_statfs(struct tierfs *fs, struct statvfs *st)
 	st->f_blocks = total / st->f_frsize;
 	st->f_bfree = avail / st->f_frsize;
 	st->f_bavail = st->f_bfree;
-	/* inodes: --max-inodes (inode_new()), or with no limit a large,
-	 * steady count; ninodes is atomic */
+	/* inodes: --max-inodes, in inode units (inode.h: links and long
+	 * symlink targets count), or with no limit a large, steady count;
+	 * ninodes is atomic */
 	st->f_files = fs->opt.max_inodes ? fs->opt.max_inodes : UINT32_MAX;
 	st->f_ffree = __atomic_load_n(&fs->ninodes, __ATOMIC_RELAXED);
 	st->f_ffree = st->f_ffree < st->f_files ? st->f_files - st->f_ffree : 0;
@@ -185,7 +186,7 @@ void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
 {
 	uint64_t tfree[TIER_MAX_CONF] = { 0 };
 	struct policy p;
-	uint64_t total = 0, avail = 0;
+	uint64_t total = 0, avail = 0, files, ffree;
 
 	tierfs_statfs(fs, st);
 	/* an open for writing asks this of every new file, most of which
@@ -210,10 +211,16 @@ void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
 	}
 	/* a quota above @inode: its total is the size, and the free space
 	 * is what is left under every limit, at most what the tiers have */
-	quota_statfs(fs, inode, tfree, &total, &avail);
+	files = st->f_files;
+	ffree = st->f_ffree;
+	quota_statfs(fs, inode, tfree, &total, &avail, &files, &ffree);
 	st->f_blocks = total / st->f_frsize;
 	st->f_bfree = avail / st->f_frsize;
 	st->f_bavail = st->f_bfree;
+	/* an inode quota above @inode: its limit and what is left (df -i) */
+	st->f_files = files;
+	st->f_ffree = ffree;
+	st->f_favail = ffree;
 }
 
 char *dir_path(struct tierfs *fs, struct tfs_inode *dir)

@@ -39,6 +39,7 @@ static pthread_mutex_t quota_lock = PTHREAD_MUTEX_INITIALIZER;
 static void limits_none(struct quota_limits *l)
 {
 	l->total = QUOTA_NONE;
+	l->inodes = QUOTA_NONE;
 	for (unsigned t = 0; t < TIER_MAX_CONF; t++)
 		l->tier[t] = QUOTA_NONE;
 }
@@ -59,7 +60,7 @@ int quota_parse(const struct tier_names *names, const char *value,
 {
 	char buf[QUOTA_VALUE_MAX + 1], *save = NULL;
 	struct quota_limits l;
-	bool seen_total = false;
+	bool seen_total = false, seen_inodes = false;
 	unsigned seen = 0;
 
 	if (len && (value[len - 1] == '\n' || value[len - 1] == '\0'))
@@ -94,6 +95,14 @@ int quota_parse(const struct tier_names *names, const char *value,
 				return -EINVAL;
 			seen_total = true;
 			l.total = v;
+			continue;
+		}
+		if (!strcmp(w, "inodes")) {
+			/* a count: "1M" is 1048576, as --max-inodes reads it */
+			if (seen_inodes)
+				return -EINVAL;
+			seen_inodes = true;
+			l.inodes = v;
 			continue;
 		}
 		for (t = 0; t < names->n; t++)
@@ -150,6 +159,22 @@ int quota_chain_move(struct quota *q, unsigned src, unsigned dst,
 		p->q_tused[dst] += bytes;
 	}
 	return 0;
+}
+
+int quota_chain_icharge(struct quota *q, uint64_t units)
+{
+	for (struct quota *p = q; p; p = p->q_parent)
+		if (p->q_set && over(p->q_iused, units, p->q_lim.inodes))
+			return -EDQUOT;
+	for (struct quota *p = q; p; p = p->q_parent)
+		p->q_iused += units;
+	return 0;
+}
+
+void quota_chain_iuncharge(struct quota *q, uint64_t units)
+{
+	for (struct quota *p = q; p; p = p->q_parent)
+		p->q_iused -= MIN(p->q_iused, units);
 }
 
 /* Drop one reference of @q, freeing every node that loses its last.
@@ -257,14 +282,45 @@ bool quota_same_tree(struct tierfs *fs, struct tfs_inode *a,
 bool quota_may_link(struct tierfs *fs, struct tfs_inode *inode,
 		    struct tfs_inode *dir)
 {
-	return inode->i_type != S_IFREG || inode->i_quota == dir_quota(fs, dir);
+	struct tfs_inode *at;
+
+	if (inode->i_type == S_IFREG)
+		return inode->i_quota == dir_quota(fs, dir);
+	/* every name of @inode is in one tree: that of its latest */
+	at = inode_parent(inode);
+	return !at || dir_quota(fs, at) == dir_quota(fs, dir);
+}
+
+int quota_name_add(struct tierfs *fs, struct tfs_inode *dir, uint64_t units)
+{
+	struct quota *q = dir_quota(fs, dir);
+	int r;
+
+	if (!q || units == 0)
+		return 0;
+	pthread_mutex_lock(&quota_lock);
+	r = quota_chain_icharge(q, units);
+	pthread_mutex_unlock(&quota_lock);
+	return r;
+}
+
+void quota_name_del(struct tierfs *fs, struct tfs_inode *dir, uint64_t units)
+{
+	struct quota *q = dir_quota(fs, dir);
+
+	if (!q || units == 0)
+		return;
+	pthread_mutex_lock(&quota_lock);
+	quota_chain_iuncharge(q, units);
+	pthread_mutex_unlock(&quota_lock);
 }
 
 void quota_statfs(struct tierfs *fs, struct tfs_inode *inode,
 		  const uint64_t tfree[TIER_MAX_CONF], uint64_t *total,
-		  uint64_t *avail)
+		  uint64_t *avail, uint64_t *files, uint64_t *ffree)
 {
 	uint64_t troom[TIER_MAX_CONF], room = QUOTA_NONE, size = QUOTA_NONE;
+	uint64_t iroom = QUOTA_NONE, isize = QUOTA_NONE;
 	uint64_t sum = 0;
 	struct quota *q;
 
@@ -286,6 +342,13 @@ void quota_statfs(struct tierfs *fs, struct tfs_inode *inode,
 			room = MIN(room, p->q_lim.total -
 					      MIN(p->q_used, p->q_lim.total));
 		}
+		if (p->q_lim.inodes != QUOTA_NONE) {
+			if (isize == QUOTA_NONE)
+				isize = p->q_lim.inodes; /* the innermost */
+			iroom = MIN(iroom, p->q_lim.inodes -
+						   MIN(p->q_iused,
+						       p->q_lim.inodes));
+		}
 		for (unsigned t = 0; t < fs->ntiers; t++)
 			if (p->q_lim.tier[t] != QUOTA_NONE)
 				troom[t] = MIN(troom[t],
@@ -300,6 +363,10 @@ void quota_statfs(struct tierfs *fs, struct tfs_inode *inode,
 	*avail = MIN(sum, room);
 	if (size != QUOTA_NONE)
 		*total = size;
+	if (isize != QUOTA_NONE) {
+		*files = isize;
+		*ffree = MIN(*ffree, iroom);
+	}
 }
 
 void quota_release(struct tfs_inode *inode)
@@ -352,6 +419,7 @@ static void adopt_node(struct tierfs *fs, struct quota *m, struct quota *nq,
 	pthread_mutex_lock(&quota_lock);
 	if (m->q_parent == above) {
 		nq->q_used += m->q_used;
+		nq->q_iused += m->q_iused;
 		for (unsigned t = 0; t < fs->ntiers; t++)
 			nq->q_tused[t] += m->q_tused[t];
 		m->q_parent = nq;
@@ -364,7 +432,9 @@ static void adopt_node(struct tierfs *fs, struct quota *m, struct quota *nq,
 
 /*
  * Every file and node below @top that belonged to @above moves under
- * @nq.  Depth first through each directory's ".." and its name in the
+ * @nq, and @nq counts the inode units of every name below @top (those
+ * of a nested node's directory and, through the node, below it).
+ * Depth first through each directory's ".." and its name in the
  * parent (d_self's cookie), so that no stack is allocated and a tree
  * of any depth is walked.  Directories with a node of their own are
  * not entered: what is below them hangs from that node.  ns_lock
@@ -374,7 +444,7 @@ static void adopt_subtree(struct tierfs *fs, struct tfs_inode *top,
 			  struct quota *nq, struct quota *above)
 {
 	struct tfs_inode *d = top;
-	uint64_t cookie = 0;
+	uint64_t cookie = 0, units = 0;
 
 	for (;;) {
 		struct dentry *de = dir_next(&d->i_dir, cookie);
@@ -389,6 +459,7 @@ static void adopt_subtree(struct tierfs *fs, struct tfs_inode *top,
 		}
 		cookie = de->d_cookie;
 		c = de->d_inode;
+		units += inode_units(c);
 		if (c->i_type == S_IFREG) {
 			adopt_file(fs, c, nq, above);
 		} else if (c->i_type == S_IFDIR) {
@@ -400,6 +471,10 @@ static void adopt_subtree(struct tierfs *fs, struct tfs_inode *top,
 			}
 		}
 	}
+	/* no name is made or removed meanwhile: ns_lock is exclusive */
+	pthread_mutex_lock(&quota_lock);
+	nq->q_iused += units;
+	pthread_mutex_unlock(&quota_lock);
 }
 
 int quota_xattr_check(struct tierfs *fs, struct tfs_inode *inode,
@@ -518,6 +593,9 @@ int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
 			for (unsigned t = 0; t < fs->ntiers && !r; t++)
 				r = add_use(out, fs->tiers[t]->name,
 					    q.q_tused[t], q.q_lim.tier[t]);
+			if (!r)
+				r = add_use(out, "inodes", q.q_iused,
+					    q.q_lim.inodes);
 			path = r ? NULL : dir_path(fs, d);
 			if (!r)
 				r = path ? strbuf_adds(out, "dir=") : -ENOMEM;

@@ -3,7 +3,8 @@
  * quota.h -- quotas per directory: trusted.tierfs.quota caps the tier
  * space held below a directory, in total ("200G", past it EDQUOT) and
  * per tier ("ram:4G,total:200G", past a tier's cap data goes to the
- * next tier as if that one were full).  Not here: where data goes
+ * next tier as if that one were full), and the inodes below it
+ * ("inodes:1M", past it a new name fails with EDQUOT).  Not here: where data goes
  * (policy.h, data_extent.c asks quota_charge() per tier), the stored
  * attribute itself (xattr.c keeps it and calls the quota_xattr_*()
  * hooks).
@@ -23,7 +24,15 @@
  *
  * Unit: the bytes of tier space held, to the tier's allocation unit
  * (tier_charge()), counted where extents take, give back and move
- * space (data_extent.c, data_move.c).
+ * space (data_extent.c, data_move.c).  Inodes: the units of
+ * --max-inodes (inode_units() in inode.h), counted per name: each name
+ * below the directory charges its inode's units when it is made
+ * (create, mkdir, mknod, symlink, link) and gives them back when it
+ * goes (unlink, rmdir, a rename over it), namespace.c.  Every name of an
+ * inode is in one quota tree (rename and link across trees fail with
+ * EXDEV for every type), so the charge never has to move.  A file that
+ * is removed but still open holds no name: its inode is the mount's
+ * until it is freed, no longer the quota's.
  *
  * Locking.  quota_lock (static in quota.c) guards every node's fields;
  * it is the innermost lock of the mount (taken under ns_lock, i_dlock,
@@ -64,6 +73,7 @@ struct tfs_inode;
 struct quota_limits {
 	uint64_t total;		       /* bytes, or QUOTA_NONE */
 	uint64_t tier[TIER_MAX_CONF]; /* bytes per tier, or QUOTA_NONE */
+	uint64_t inodes;	       /* inode units, or QUOTA_NONE */
 };
 
 /* One node of the quota tree.  All fields: quota_lock. */
@@ -74,15 +84,18 @@ struct quota {
 	struct quota_limits q_lim; /* in force while q_set */
 	uint64_t q_used;	  /* bytes held below, all tiers */
 	uint64_t q_tused[TIER_MAX_CONF]; /* bytes held below, per tier */
+	uint64_t q_iused;	  /* inode units of the names below */
 };
 
 /* ---- pure parts (no lock, no fs; the unit suite tests them) ---- */
 
 /*
  * quota_parse() - parse a value of QUOTA_XATTR: "SIZE" (the total) or
- * a comma-separated list of "KEY:SIZE", KEY a tier of @names or
- * "total", each at most once, SIZE as size_parse() takes it.  One
- * trailing newline or NUL is allowed; nothing else (no blanks).
+ * a comma-separated list of "KEY:SIZE", KEY a tier of @names, "total"
+ * or "inodes" (a count, with K/M/G suffixes as --max-inodes takes
+ * them), each at most once, SIZE as size_parse() takes it ("total" and
+ * "inodes" are keys before tier names are).  One trailing newline or
+ * NUL is allowed; nothing else (no blanks).
  * Return: 0 and *ret, or -EINVAL (nothing written).
  */
 int quota_parse(const struct tier_names *names, const char *value,
@@ -101,6 +114,11 @@ void quota_chain_uncharge(struct quota *q, unsigned t, uint64_t bytes);
  * cap on @dst would be passed (nothing changed). */
 int quota_chain_move(struct quota *q, unsigned src, unsigned dst,
 		     uint64_t bytes);
+/* Charge @units inode units to @q and every node above, all or
+ * nothing: -EDQUOT when some node's inode limit would be passed. */
+int quota_chain_icharge(struct quota *q, uint64_t units);
+/* Give back @units inode units along the chain (clamped at zero). */
+void quota_chain_iuncharge(struct quota *q, uint64_t units);
 
 /* ---- data path (data_extent.c, data_move.c, migrate.c) ---- */
 
@@ -134,19 +152,31 @@ void quota_inherit(struct tierfs *fs, struct tfs_inode *inode,
  * between them keeps every file's quotas).  ns_lock held. */
 bool quota_same_tree(struct tierfs *fs, struct tfs_inode *a,
 		     struct tfs_inode *b);
-/* Whether @inode may get a name in @dir (its quotas are @dir's).
+/* Whether @inode may get a name in @dir (its quotas are @dir's: a
+ * regular file's i_quota, the tree of any other inode's names).
  * ns_lock held. */
 bool quota_may_link(struct tierfs *fs, struct tfs_inode *inode,
 		    struct tfs_inode *dir);
+/* A new name in @dir whose inode costs @units inode units: charge them
+ * to the quotas above @dir.  0, or -EDQUOT (nothing charged).  ns_lock
+ * exclusive, held until the name exists or quota_name_del() undid it. */
+int quota_name_add(struct tierfs *fs, struct tfs_inode *dir,
+		   uint64_t units);
+/* A name in @dir went away (or was never made): give back @units.
+ * ns_lock exclusive. */
+void quota_name_del(struct tierfs *fs, struct tfs_inode *dir,
+		    uint64_t units);
 /*
  * quota_statfs() - apply the quotas above @inode to a statfs answer:
  * @total and @avail (bytes, of the allowed tiers, @tfree[t] free on
  * tier t, 0 for tiers not allowed) become the innermost total limit
- * and the room left under every limit.  Takes ns_lock shared.
+ * and the room left under every limit; @files and @ffree (the mount's
+ * inode units) the innermost inode limit and the units left under
+ * every inode limit, at most *@ffree.  Takes ns_lock shared.
  */
 void quota_statfs(struct tierfs *fs, struct tfs_inode *inode,
 		  const uint64_t tfree[TIER_MAX_CONF], uint64_t *total,
-		  uint64_t *avail);
+		  uint64_t *avail, uint64_t *files, uint64_t *ffree);
 /* Drop @inode's reference to its node (inode_free(), via xattr.c's
  * xattr_release()).  No lock held. */
 void quota_release(struct tfs_inode *inode);

@@ -3,8 +3,9 @@
  * cmd_quota.c -- tierctl quota: the quotas that apply to a directory
  * and their use, from the computed user.tierfs.quota (fs/ctl_proto.h):
  * one line per quota, innermost first,
- * "total=USED/LIMIT NAME=USED/LIMIT ... dir=PATH".  Setting a quota is
- * setfattr's job (trusted.tierfs.quota, root only).
+ * "total=USED/LIMIT NAME=USED/LIMIT ... inodes=USED/LIMIT dir=PATH"
+ * (bytes, but inode units for "inodes").  Setting a quota is setfattr's
+ * job (trusted.tierfs.quota, root only).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,10 +20,10 @@
 #include "macro.h"
 #include "banned.h"
 
-#define QUOTA_KEYS_MAX 16 /* total and every tier (at most 8) */
+#define QUOTA_KEYS_MAX 16 /* total, every tier (at most 8), inodes */
 
 struct quota_use {
-	const char *key; /* "total" or a tier name; points into the text */
+	const char *key; /* "total", a tier name or "inodes"; into the text */
 	uint64_t used;
 	uint64_t limit;
 	bool limited;
@@ -83,10 +84,19 @@ static void print_line(const struct quota_line *q)
 	printf("  quota on %s\n", qn(q->dir));
 	for (size_t i = 0; i < q->n; i++) {
 		const struct quota_use *u = &q->use[i];
+		/* inodes are a count, in full; the rest bytes */
+		bool count = !strcmp(u->key, "inodes");
 
-		printf("    %-10s %8s", u->key, human(u->used, h, sizeof(h)));
+		if (count) {
+			snprintf(h, sizeof(h), "%llu", (unsigned long long)u->used);
+			snprintf(l, sizeof(l), "%llu", (unsigned long long)u->limit);
+		} else {
+			human(u->used, h, sizeof(h));
+			human(u->limit, l, sizeof(l));
+		}
+		printf("    %-10s %8s", u->key, h);
 		if (u->limited)
-			printf(" of %-8s %5.1f%%\n", human(u->limit, l, sizeof(l)),
+			printf(" of %-8s %5.1f%%\n", l,
 			       u->limit ? 100.0 * (double)u->used /
 						  (double)u->limit
 					: 100.0);

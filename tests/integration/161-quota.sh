@@ -13,7 +13,8 @@
 #  - df DIR shows the quota as the size, user.tierfs.quota and tierctl
 #    quota the use; rm gives the use back;
 #  - rename and link across quota trees fail with EXDEV, mv copies;
-#    within one tree they work;
+#    within one tree they work; every quota counts its names (inodes=,
+#    the inode limits themselves: 164-inode-units.sh);
 #  - a quota set on a directory with data counts that data; nested
 #    quotas charge every one above; removing the attribute lifts it;
 #  - migration (tierctl migrate, the migrator's demotion) moves the use
@@ -54,7 +55,7 @@ t_ok "$SC" setxattr "$MNT/job1" "$Q" ram:2M,total:10M none
 t_ok "$SC" setxattr "$MNT/job2" "$Q" 10M none
 t_eq "$(getfattr --absolute-names --only-values -n "$Q" "$MNT/job1")" \
 	ram:2M,total:10M "the value as set"
-t_eq "$(usage "$MNT/job1")" "total=0/$((10 * M)) ram=0/$((2 * M)) disk=0/- dir=/job1" \
+t_eq "$(usage "$MNT/job1")" "total=0/$((10 * M)) ram=0/$((2 * M)) disk=0/- inodes=0/- dir=/job1" \
 	"usage of an empty quota"
 
 # --- EDQUOT at the total, the tier cap spills ---
@@ -63,7 +64,7 @@ out=$(t_as $A dd if=/dev/zero of="$MNT/job1/f" bs=1M count=20 conv=fsync 2>&1) &
 t_like "$out" "*Disk quota exceeded*" "dd past the quota"
 t_eq "$(layout "$MNT/job1/f")" "ram=$((2 * M)) disk=$((8 * M))" "layout at the quota"
 t_eq "$(usage "$MNT/job1")" \
-	"total=$((10 * M))/$((10 * M)) ram=$((2 * M))/$((2 * M)) disk=$((8 * M))/- dir=/job1" \
+	"total=$((10 * M))/$((10 * M)) ram=$((2 * M))/$((2 * M)) disk=$((8 * M))/- inodes=1/- dir=/job1" \
 	"usage at the quota"
 out=$(t_as $B dd if=/dev/zero of="$MNT/job2/g" bs=1M count=5 conv=fsync 2>&1) ||
 	t_fail "B's write failed while A is at A's quota: $out"
@@ -82,10 +83,10 @@ t_like "$out" "*no quota*" "tierctl quota without a quota"
 
 # --- rm gives it back ---
 rm "$MNT/job1/f" || t_fail rm
-t_eq "$(usage "$MNT/job1")" "total=0/$((10 * M)) ram=0/$((2 * M)) disk=0/- dir=/job1" "usage after rm"
+t_eq "$(usage "$MNT/job1")" "total=0/$((10 * M)) ram=0/$((2 * M)) disk=0/- inodes=0/- dir=/job1" "usage after rm"
 t_as $A dd if=/dev/zero of="$MNT/job1/f" bs=1M count=3 conv=fsync 2>/dev/null || t_fail "write after rm"
 t_as $A truncate -s 1M "$MNT/job1/f" || t_fail truncate
-t_eq "$(usage "$MNT/job1")" "total=$M/$((10 * M)) ram=$M/$((2 * M)) disk=0/- dir=/job1" "usage after truncate"
+t_eq "$(usage "$MNT/job1")" "total=$M/$((10 * M)) ram=$M/$((2 * M)) disk=0/- inodes=1/- dir=/job1" "usage after truncate"
 
 # --- EXDEV across quota trees, not within one ---
 t_errno EXDEV "$SC" rename "$MNT/job2/g" "$MNT/job1/g"
@@ -99,9 +100,9 @@ t_ok "$SC" rename "$MNT/job1/sub" "$MNT/job1/sub2"
 t_ok "$SC" rename "$MNT/job1" "$MNT/job1x"
 t_ok "$SC" rename "$MNT/job1x" "$MNT/job1"
 mv "$MNT/job2/g" "$MNT/job1/g" || t_fail "mv across quota trees"
-t_eq "$(usage "$MNT/job1")" "total=$((6 * M))/$((10 * M)) ram=$((2 * M))/$((2 * M)) disk=$((4 * M))/- dir=/job1" \
+t_eq "$(usage "$MNT/job1")" "total=$((6 * M))/$((10 * M)) ram=$((2 * M))/$((2 * M)) disk=$((4 * M))/- inodes=4/- dir=/job1" \
 	"usage after mv in"
-t_eq "$(usage "$MNT/job2")" "total=0/$((10 * M)) ram=0/- disk=0/- dir=/job2" "usage after mv out"
+t_eq "$(usage "$MNT/job2")" "total=0/$((10 * M)) ram=0/- disk=0/- inodes=0/- dir=/job2" "usage after mv out"
 
 # --- set on a directory with data; nested; removed ---
 mkdir "$MNT/job3" && dd if=/dev/zero of="$MNT/job3/h" bs=1M count=3 conv=fsync 2>/dev/null ||
@@ -131,11 +132,11 @@ t_ok "$SC" setxattr "$MNT/j" "$Q" ram:4M,total:20M none
 dd if=/dev/zero of="$MNT/j/f" bs=1M count=6 conv=fsync 2>/dev/null || t_fail "write j/f"
 t_eq "$(layout "$MNT/j/f")" "ram=$((4 * M)) disk=$((2 * M))" "layout under a ram cap"
 "$TIERCTL" migrate -q "$MNT/j/f" disk || t_fail "tierctl migrate to disk"
-t_eq "$(usage "$MNT/j")" "total=$((6 * M))/$((20 * M)) ram=0/$((4 * M)) disk=$((6 * M))/- dir=/j" \
+t_eq "$(usage "$MNT/j")" "total=$((6 * M))/$((20 * M)) ram=0/$((4 * M)) disk=$((6 * M))/- inodes=1/- dir=/j" \
 	"usage after a migration down"
 "$TIERCTL" migrate -q "$MNT/j/f" ram 2>/dev/null && t_fail "a migration past the ram cap succeeded"
 t_eq "$(layout "$MNT/j/f")" "ram=$((4 * M)) disk=$((2 * M))" "layout after a migration up to the cap"
-t_eq "$(usage "$MNT/j")" "total=$((6 * M))/$((20 * M)) ram=$((4 * M))/$((4 * M)) disk=$((2 * M))/- dir=/j" \
+t_eq "$(usage "$MNT/j")" "total=$((6 * M))/$((20 * M)) ram=$((4 * M))/$((4 * M)) disk=$((2 * M))/- inodes=1/- dir=/j" \
 	"usage after a migration up"
 # the migrator: 4M of j plus 3M elsewhere passes the high mark (6M)
 dd if=/dev/zero of="$MNT/other" bs=1M count=3 conv=fsync 2>/dev/null || t_fail "write other"

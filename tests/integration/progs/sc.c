@@ -30,6 +30,12 @@
  *   fsync PATH | fdatasync PATH (open O_RDWR, a directory O_RDONLY; sync)
  *   write PATH OFF STRING       pwrite (O_WRONLY|O_CREAT, 0644, no trunc)
  *   read PATH OFF LEN           prints the bytes read
+ *   links PATH PREFIX N         link(PATH, PREFIX<i>) for i = 0 .. N-1,
+ *                               stopping at the first failure
+ *   symlinks LEN PREFIX N       symlink(a target of LEN bytes, PREFIX<i>),
+ *                               the same way
+ *       both print "OK N" when all were made, else "ERRNO I" (the
+ *       errno name of the first failure and how many were made before)
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -220,6 +226,33 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "rename") && n == 2)
 		return rename(p, argv[3]) ? fail() : ok();
+	if ((!strcmp(cmd, "links") || !strcmp(cmd, "symlinks")) && n == 3) {
+		bool sym = !strcmp(cmd, "symlinks");
+		long count = num(argv[4]), i, len = sym ? num(p) : 0;
+		char *target = NULL, *path;
+
+		if (sym) {
+			if (len < 1 || len > 4095)
+				usage();
+			target = malloc((size_t)len + 1);
+			if (!target)
+				usage();
+			memset(target, 't', (size_t)len);
+			target[len] = '\0';
+		}
+		path = malloc(strlen(argv[3]) + 24);
+		if (!path)
+			usage();
+		for (i = 0; i < count; i++) {
+			sprintf(path, "%s%ld", argv[3], i);
+			if (sym ? symlink(target, path) : link(p, path)) {
+				printf("%s %ld\n", t_errname(errno), i);
+				return 1;
+			}
+		}
+		printf("OK %ld\n", i);
+		return 0;
+	}
 	if (!strcmp(cmd, "link") && n == 2)
 		return link(p, argv[3]) ? fail() : ok();
 	if (!strcmp(cmd, "symlink") && n == 2)
