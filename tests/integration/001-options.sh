@@ -69,6 +69,24 @@ expect_bad "$T/nonexistent" --tier ram=ram:16M "$T/nonexistent"
 touch "$T/plainfile"
 expect_bad "" --tier ram=ram:16M "$T/plainfile"
 
+# issue 16: a file tier on tmpfs is memory.  With 400M of memory (the
+# test stand-in TIERFS_TEST_MEMORY) tierfs may use 144M; a 64M RAM tier
+# and a 96M file tier on a tmpfs of this test's own are 160M of memory:
+# refused, one line, nothing mounted.  A 64M file tier there fits.
+t_tmpfs "$T/shm" 128M
+TIERFS_TEST_MEMORY=400M expect_bad "'f' is on tmpfs" \
+	--tier ram=ram:64M --tier "f=file:$T/shm:96M" "$MNT"
+grep -qF "memory tiers 'ram', 'f' (160M) are larger than the memory tierfs may use, 144M" "$T/err" ||
+	t_fail "tmpfs file tier: message '$(cat "$T/err")'"
+TIERFS_TEST_MEMORY=400M t_mount --tier ram=ram:64M --tier "f=file:$T/shm:64M"
+total=$(($(t_statfs blocks "$MNT") * $(t_statfs frsize "$MNT")))
+t_eq "$total" $((128 << 20)) "statfs total bytes of ram 64M + a 64M file tier on tmpfs"
+t_unmount
+# the same file tier on a disk is no memory: 64M RAM + 96M file mount
+mkdir -p "$T/disk"
+TIERFS_TEST_MEMORY=400M t_mount --tier ram=ram:64M --tier "f=file:$T/disk:96M"
+t_unmount
+
 # good sizes mount and statfs shows them
 for spec in 16777216 16384K 16M; do
 	t_mount --tier "ram=ram:$spec"
