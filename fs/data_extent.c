@@ -12,9 +12,10 @@
  * an inode nobody else can reach).  Tier slot allocation takes the
  * tier's alloc_lock inside tier.c.
  *
- * Return: 0 or -errno (-ENOSPC, -ENOMEM, a tier's -errno; tier_fail()
- * turns a checksum mismatch into -EIO); extent_place() returns NULL and
- * sets *ret_err instead.
+ * Return: 0 or -errno (-ENOSPC, -EDQUOT, -ENOMEM, -EIO: a tier's errno
+ * is mapped by tier_errno(), in tier.c's wrappers and in tier_fail(),
+ * which also turns a checksum mismatch into -EIO); extent_place()
+ * returns NULL and sets *ret_err instead.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -56,7 +57,8 @@ static uint64_t unit_span_bytes(const struct tier *t, uint64_t off,
  * plus @extra bytes of quota (an extent's held bytes that come along
  * when it moves), charging @inode's quotas.  i_dlock exclusive.
  * Return: 0 and *ret_slot; -EDQUOT; -ENOSPC (the tier, the medium or a
- * quota's cap on it is full); or a tier's -errno.  On failure nothing
+ * quota's cap on it is full); -ENOMEM; or -EIO (the tier failed to
+ * reserve the space: logged through tier_fail()).  On failure nothing
  * is held.
  */
 static int slot_take(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
@@ -77,10 +79,13 @@ static int slot_take(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 	}
 	if (r < 0) {
 		quota_uncharge(fs, inode, t, need);
-		if (r == -ENOSPC && tier_medium_full(tt))
-			tier_fail(fs, t, inode,
-				  (idx << fs->extent_shift) + eoff,
-				  "placement", r);
+		/* a full medium, or a failing one (a dead network tier's
+		 * reserve): logged, and the caller spills past it */
+		if ((r == -ENOSPC && tier_medium_full(tt)) ||
+		    (r != -ENOSPC && r != -ENOMEM))
+			r = tier_fail(fs, t, inode,
+				      (idx << fs->extent_shift) + eoff,
+				      "placement", r);
 	}
 	return r;
 }
@@ -92,8 +97,9 @@ static int slot_take(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
  * the space is taken (quota.h): a tier whose cap in some quota is
  * reached is skipped as if it were full, a quota whose total is reached
  * fails the placement with EDQUOT.
- * Return: the new entry, or NULL with *ret_err = -ENOSPC, -EDQUOT or
- * -ENOMEM.
+ * Return: the new entry, or NULL with *ret_err = -ENOSPC, -EDQUOT,
+ * -ENOMEM or -EIO (tiers that failed to reserve are logged and skipped,
+ * so a dead tier is spilled past; -EIO when the last one failed).
  */
 struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 			    uint64_t idx, unsigned skip,
@@ -301,10 +307,18 @@ int extent_grow(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
  * why.  The line names the inode and the byte offset in the file; not
  * the path, which would need ns_lock, and ns_lock comes before the data
  * lock the callers hold (`tierctl` and `find -inum` give the name).
+ * For an error tier.c mapped to EIO (tier_errno()), the line gives the
+ * back end's own errno (tier_last_error()): "Transport endpoint is not
+ * connected" tells the admin that the network filesystem under the tier
+ * lost its server, where the program only gets EIO.
  *
- * Return: the errno the client gets: -EIO for a checksum mismatch
- * (tier_read's -EBADMSG: the data read back is not what was written),
- * else @err.
+ * Return: the errno the client gets, tier_errno(@err): -EIO for a
+ * checksum mismatch (tier_read's -EBADMSG: the data read back is not
+ * what was written) and for any error that means nothing to a program
+ * (issue 16: a dead network tier's ENOTCONN, ESTALE, ...), else @err
+ * (-ENOSPC, -ENOMEM, -EIO).  Every tier errno that reaches a FUSE reply
+ * passes through here or through tier.c's wrappers, which map it the
+ * same way.
  */
 #define TIER_WARN_INTERVAL 10
 
@@ -316,6 +330,7 @@ int tier_fail(struct tierfs *fs, unsigned t, struct tfs_inode *inode,
 	int64_t *warned = &fs->tier_warned[t][csum ? 1 : full ? 2 : 0];
 	int64_t now = (int64_t)now_ts().tv_sec;
 	int64_t last = __atomic_load_n(warned, __ATOMIC_RELAXED);
+	int ret = tier_errno(err), cause = err;
 	char fields[160];
 
 	if (now - last < TIER_WARN_INTERVAL)
@@ -323,6 +338,8 @@ int tier_fail(struct tierfs *fs, unsigned t, struct tfs_inode *inode,
 	if (!__atomic_compare_exchange_n(warned, &last, now, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		goto out; /* another thread logs it */
+	if (err == -EIO && tier_last_error(fs->tiers[t]) < 0)
+		cause = tier_last_error(fs->tiers[t]);
 	snprintf(fields, sizeof(fields),
 		 "TIERFS_TIER=%s\nTIERFS_INODE=%llu\nTIERFS_OFFSET=%llu",
 		 fs->tiers[t]->name, (unsigned long long)inode->i_ino,
@@ -342,12 +359,14 @@ int tier_fail(struct tierfs *fs, unsigned t, struct tfs_inode *inode,
 			   (unsigned long long)off);
 	else
 		log_fields(LOG_LVL_ERR, fields,
-			   "%s error on tier '%s': inode %llu at offset %llu: %s",
+			   "%s error on tier '%s': inode %llu at offset %llu: %s%s",
 			   what, fs->tiers[t]->name,
 			   (unsigned long long)inode->i_ino,
-			   (unsigned long long)off, strerror(-err));
+			   (unsigned long long)off, strerror(-cause),
+			   cause != ret && ret == -EIO ? " (the program gets EIO)"
+						       : "");
 out:
-	return csum ? -EIO : err;
+	return ret;
 }
 
 /* Remove extent @idx and give its slot back.  Called with i_dlock

@@ -43,7 +43,9 @@ static inline uint64_t ext_mask(const struct tierfs *fs)
  * above @inode (quota.h; a tier cap there skips the tier).  i_dlock
  * exclusive.
  * Return: the new entry, or NULL with *ret_err = -ENOSPC, -EDQUOT (a
- * quota's total is reached) or -ENOMEM.
+ * quota's total is reached), -ENOMEM or -EIO (the last tier tried
+ * failed to reserve the space; each failing tier is logged and skipped:
+ * a dead tier is spilled past).
  */
 struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 			    uint64_t idx, unsigned skip,
@@ -78,9 +80,12 @@ int zero_in_extent(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		   uint64_t off, uint64_t len);
 /*
  * Log that tier @t failed @what (an operation name) of @inode at file
- * offset @off with @err, at most once per tier every few seconds.
- * Return: the errno for the client: -EIO for a checksum mismatch
- * (-EBADMSG), else @err.
+ * offset @off with @err, at most once per tier every few seconds; an
+ * -EIO that tier.c mapped from the back end's own errno is logged with
+ * that errno (tier_last_error()).
+ * Return: the errno for the client, tier_errno(@err): -EIO for a
+ * checksum mismatch (-EBADMSG) and for every errno that means nothing
+ * to a program (ENOTCONN, ESTALE, ...: issue 16), else @err.
  */
 int tier_fail(struct tierfs *fs, unsigned t, struct tfs_inode *inode,
 	      uint64_t off, const char *what, int err);

@@ -53,20 +53,99 @@ static int check_distinct_paths(const struct tierfs_options *opt)
 }
 
 /*
- * The dirty page cache the kernel may hold for the mount: --dirty-max,
- * else DEFAULT_DIRTY_MAX, but never more than an eighth of the tiers'
- * capacity, because as much must stay free for it (kernel_space_low()).
+ * The most dirty page cache the kernel lets one bdi hold, in bytes: its
+ * global dirty threshold now (vm.dirty_ratio of the memory the page
+ * cache may use, or vm.dirty_bytes), which /proc/vmstat gives in pages
+ * as nr_dirty_threshold.  The bdi's max_bytes is a ratio of it, and a
+ * value above it is refused (EINVAL), which left the bdi at FUSE's
+ * strict 1% (issue 16: --dirty-max 1T became 41 MiB).  The environment
+ * variable TIERFS_TEST_DIRTY_THRESH (a byte count), for tests only,
+ * replaces it.  Return: the threshold, or 0 when it cannot be read.
  */
-static uint64_t default_dirty_max(const struct tierfs *fs)
+static uint64_t kernel_dirty_thresh(void)
 {
-	uint64_t total = 0, v;
+	const char *test = getenv("TIERFS_TEST_DIRTY_THRESH");
+	unsigned long long pages = 0;
+	long psize = sysconf(_SC_PAGESIZE);
+	char line[128];
+	uint64_t v = 0;
+	FILE *f;
 
+	if (test && *test)
+		return strtoull(test, NULL, 10);
+	f = fopen("/proc/vmstat", "re");
+	if (!f || psize <= 0) {
+		if (f)
+			(void)fclose(f);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "nr_dirty_threshold %llu", &pages) == 1) {
+			v = (uint64_t)pages * (uint64_t)psize;
+			break;
+		}
+	(void)fclose(f);
+	return v;
+}
+
+/* @v in a short human form, powers of 1024 ("41.2M"). */
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGTPE";
+	double d = (double)v;
+	int u = -1;
+
+	while (d >= 1024 && u < (int)sizeof(units) - 2) {
+		d /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%.1f%c", d, units[u]);
+	return buf;
+}
+
+/*
+ * The dirty page cache the kernel may hold for the mount (issue 16,
+ * item 12): --dirty-max, else DEFAULT_DIRTY_MAX but never more than an
+ * eighth of the tiers' capacity, because as much must stay free for it
+ * (kernel_space_low()).  Either is then capped at 15/16 of the kernel's
+ * dirty threshold (kernel_dirty_thresh()): the kernel refuses more, and
+ * the threshold moves with free memory between this check and the
+ * bdi write in kernel.c, hence the sixteenth of slack.  A cap is not an
+ * error -- an fstab line shared by nodes of different memory sizes
+ * must mount on each -- but it is logged in one line saying what was
+ * asked, what is used and why; `tierctl stats` shows both
+ * (dirty_limit_asked, dirty_limit).  *@ret_asked gets what was asked.
+ */
+static uint64_t dirty_max_choose(const struct tierfs *fs, uint64_t *ret_asked)
+{
+	uint64_t total = 0, v, thresh, cap;
+	char a[32], b[32], c[32];
+
+	if (fs->opt.dirty_max) {
+		v = fs->opt.dirty_max;
+	} else {
+		for (unsigned i = 0; i < fs->ntiers; i++)
+			total += (uint64_t)fs->tiers[i]->nslots * fs->extent_size;
+		v = MIN(DEFAULT_DIRTY_MAX, total / 8);
+		v = MAX(v, (uint64_t)1 << 20);
+	}
+	*ret_asked = v;
+	thresh = kernel_dirty_thresh();
+	cap = ALIGN_DOWN(thresh / 16 * 15, (uint64_t)4096);
+	if (!thresh || !cap || v <= cap)
+		return v;
 	if (fs->opt.dirty_max)
-		return fs->opt.dirty_max;
-	for (unsigned i = 0; i < fs->ntiers; i++)
-		total += (uint64_t)fs->tiers[i]->nslots * fs->extent_size;
-	v = MIN(DEFAULT_DIRTY_MAX, total / 8);
-	return MAX(v, (uint64_t)1 << 20);
+		log_warn("--dirty-max %s is more than the kernel lets a mount hold: its dirty threshold is %s now (vm.dirty_ratio of the memory the page cache may use, or vm.dirty_bytes); the dirty limit is %s, 15/16 of it",
+			 human(v, a, sizeof(a)), human(thresh, b, sizeof(b)),
+			 human(cap, c, sizeof(c)));
+	else
+		log_info("dirty limit %s (15/16 of the kernel's dirty threshold, %s), not the default %s, which is more than the kernel lets a mount hold",
+			 human(cap, c, sizeof(c)), human(thresh, b, sizeof(b)),
+			 human(v, a, sizeof(a)));
+	return cap;
 }
 
 int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
@@ -127,7 +206,7 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 		}
 	}
 
-	fs->dirty_max = default_dirty_max(fs);
+	fs->dirty_max = dirty_max_choose(fs, &fs->dirty_asked);
 	fs->dirty_reserve = fs->dirty_max;
 
 	fs->root = inode_new(fs, S_IFDIR | 0755, getuid(), getgid(), 0);
@@ -275,12 +354,14 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	if (r == 0)
 		r = appendf(&buf, &len, &cap,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
-			    "killpriv_v2=%d dirty_limit=%llu writeback_errors=%llu "
+			    "killpriv_v2=%d dirty_limit=%llu dirty_limit_asked=%llu "
+			    "writeback_errors=%llu "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
 			    "rss=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
-			    LD(LOAD(fs->dirty_reserve)), LD(LOAD(fs->wb_errors)),
+			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
+			    LD(LOAD(fs->wb_errors)),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
 	if (r < 0) {

@@ -94,7 +94,10 @@ struct tierfs {
 	bool killpriv_v2;	   /* we clear suid/sgid on write, truncate,
 				    * chown (the kernel accepted it) */
 	bool writeback;		   /* the kernel's writeback cache is on */
-	uint64_t dirty_max;	   /* immutable; the dirty limit asked for */
+	uint64_t dirty_max;	   /* immutable; the dirty limit to set: what
+				    * was asked, capped by the kernel's dirty
+				    * threshold (fs.c dirty_max_choose()) */
+	uint64_t dirty_asked;	   /* immutable; --dirty-max, or the default */
 	uint64_t dirty_reserve;	   /* relaxed atomic; the limit in force */
 	uint64_t wb_errors;	   /* relaxed atomic; failed writebacks */
 	uint64_t wb_seq;	   /* relaxed atomic; numbers failed writebacks (data_lost.c) */

@@ -189,8 +189,8 @@ void mem_cgroup_limit(const char *proc_cgroup, const char *mountinfo,
 uint64_t mem_total(const struct mem_limit *ml);
 uint64_t mem_usable(const struct mem_limit *ml);
 /**
- * options_check_memory() - refuse memory tiers (RAM, and PMem on tmpfs
- * or ramfs) that together exceed mem_usable(@ml).
+ * options_check_memory() - refuse memory tiers (RAM, and PMem or file
+ * tiers on tmpfs or ramfs, issue 16) that together exceed mem_usable(@ml).
  * Return: 0 or -EINVAL with one line naming the tiers, their total and
  * the limit with where it comes from.
  */

@@ -482,6 +482,8 @@ static void medium_filled(struct tier *t)
 	__atomic_store_n(&t->medium_full, true, __ATOMIC_RELAXED);
 }
 
+static int backend_err(struct tier *t, int err);
+
 int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 		uint64_t *ret_added)
 {
@@ -531,6 +533,7 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 			/* the medium failed below the configured size */
 			__atomic_add_fetch(&t->stats.io_errors, 1,
 					   __ATOMIC_RELAXED);
+			r = backend_err(t, r);
 			pthread_mutex_lock(&t->alloc_lock);
 			for (unsigned i = 0; i < t->held_words; i++)
 				__atomic_store_n(&w[i], old[i],
@@ -897,6 +900,35 @@ bool tier_path_within(const char *path, const char *dir)
 	return within;
 }
 
+int tier_errno(int err)
+{
+	switch (err) {
+	case -ENOSPC:
+	case -ENOMEM:
+	case -EIO:
+		return err;
+	case -EDQUOT:
+		return -ENOSPC;
+	default:
+		return err < 0 ? -EIO : err;
+	}
+}
+
+int tier_last_error(const struct tier *t)
+{
+	return __atomic_load_n(&t->last_err, __ATOMIC_RELAXED);
+}
+
+/*
+ * A back end call of @t failed with @err: remember the raw errno for the
+ * log and return what fs/ (and the program) get.  The caller counts it.
+ */
+static int backend_err(struct tier *t, int err)
+{
+	__atomic_store_n(&t->last_err, err, __ATOMIC_RELAXED);
+	return tier_errno(err);
+}
+
 /* Returns the injected -errno when the test hook fires, else 0. */
 static int fault_check(struct tier *t)
 {
@@ -920,8 +952,10 @@ static ssize_t raw_read(struct tier *t, uint32_t slot, uint64_t off,
 
 	if (r == 0)
 		r = t->ops->read(t, slot, off, buf, len);
-	if (r < 0)
+	if (r < 0) {
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+		r = backend_err(t, (int)r);
+	}
 	return r;
 }
 
@@ -932,8 +966,10 @@ static ssize_t raw_write(struct tier *t, uint32_t slot, uint64_t off,
 
 	if (r == 0)
 		r = t->ops->write(t, slot, off, buf, len);
-	if (r < 0)
+	if (r < 0) {
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+		r = backend_err(t, (int)r);
+	}
 	return r;
 }
 
@@ -1300,7 +1336,13 @@ const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 
 int tier_sync(struct tier *t)
 {
-	return t->ops->sync ? t->ops->sync(t) : 0;
+	int r = t->ops->sync ? t->ops->sync(t) : 0;
+
+	if (r < 0) {
+		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+		r = backend_err(t, r);
+	}
+	return r;
 }
 
 int tier_path_check(const char *path)

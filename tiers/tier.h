@@ -42,7 +42,11 @@
  *  - slot numbers are < t->vslots;
  *  - a write goes only to units its slot holds (tier_charge() first);
  *  - every function returns 0 (or a byte count) on success and -errno on
- *    failure, and logs nothing above debug level.
+ *    failure, and logs nothing above debug level;
+ *  - a back end's error is what a program may get: the wrappers pass it
+ *    through tier_errno() (issue 16), so that a dead network tier's
+ *    ENOTCONN, ESTALE, ... reach fs/ -- and the program -- as EIO, and
+ *    the raw errno is kept for the log (tier_last_error()).
  *
  * Threads: the data functions (tier_read/tier_write/...) may be called
  * from many threads at once on distinct or identical slots; callers
@@ -273,6 +277,15 @@ struct tier {
 	 */
 	int fault_countdown;
 	int fault_errno;
+
+	/*
+	 * The back end's own -errno of its latest failed call, before
+	 * tier_errno() mapped it (-ENOTCONN when the filesystem under a
+	 * file tier lost its server), 0 before any: for the log line that
+	 * says why a tier failed.  Relaxed atomic; two failures racing
+	 * leave one of them, which is as good for the log.
+	 */
+	int last_err;
 };
 
 /**
@@ -451,9 +464,32 @@ int tier_check_shared_space(struct tier *const *tiers, unsigned n, char *why,
  */
 bool tier_path_within(const char *path, const char *dir);
 
+/**
+ * tier_errno() - the errno a program gets for a back end's failure @err
+ * (a -errno).  The one place where a tier's errno becomes one a program
+ * can act on (issue 16, item 7): -ENOSPC stays (no room); -EDQUOT, the
+ * quota of the filesystem under a file tier (Lustre, NFS), becomes
+ * -ENOSPC, a full medium for tierfs and never a tierfs quota; -ENOMEM
+ * stays (the daemon's memory, not the tier's data); -EIO stays; every
+ * other errno -- ENOTCONN, ECONNABORTED, ESTALE, EHOSTDOWN, ENXIO,
+ * ENODEV, EROFS, EFBIG, EBADMSG (a checksum mismatch), ... -- means the
+ * tier could not give or keep the data, and becomes -EIO.
+ * Return: the mapped -errno; 0 or a positive value unchanged.
+ */
+int tier_errno(int err);
+
+/**
+ * tier_last_error() - the back end's own -errno of @t's latest failed
+ * call, before tier_errno() (0: none yet), for a log line; racy.
+ */
+int tier_last_error(const struct tier *t);
+
 /*
  * Data wrappers: bounds asserts, counters and the fault hook live here
- * (SQLite's sqlite3OsRead shape).  Returns as the matching ops method.
+ * (SQLite's sqlite3OsRead shape).  Returns as the matching ops method,
+ * except that a back end's -errno is mapped by tier_errno() (and
+ * counted in io_errors); a checksum mismatch is -EBADMSG, which the
+ * caller logs as such before it maps it.
  */
 ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		  size_t len);
@@ -462,6 +498,7 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 /* Zero @len bytes at @off of @slot, all held (writes zeros: one write,
  * all or nothing, up to 1 GiB; in 64 KiB steps beyond). */
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len);
+/* Flush written data to the medium.  Return: 0 or a tier_errno(). */
 int tier_sync(struct tier *t);
 
 /**

@@ -284,6 +284,8 @@ static const struct {
 	  "1 when the daemon clears suid/sgid itself (no security.capability lookup per write)." },
 	{ "mount", "dirty_limit", "tierfs_dirty_limit_bytes", false, 1,
 	  "Dirty page cache the kernel may hold for the mount; also the free-space reserve." },
+	{ "mount", "dirty_limit_asked", "tierfs_dirty_limit_asked_bytes", false, 1,
+	  "Dirty limit given with --dirty-max (or the default), before the kernel's dirty threshold capped it." },
 	{ "mount", "writeback_errors", "tierfs_writeback_errors_total", true, 1,
 	  "Writebacks that failed (reported at the file's next fsync or close)." },
 	{ "mount", "max_inodes", "tierfs_max_inodes", false, 1,

@@ -69,6 +69,59 @@ expect_bad "$T/nonexistent" --tier ram=ram:16M "$T/nonexistent"
 touch "$T/plainfile"
 expect_bad "" --tier ram=ram:16M "$T/plainfile"
 
+# issue 16: a file tier on tmpfs is memory.  With 400M of memory (the
+# test stand-in TIERFS_TEST_MEMORY) tierfs may use 144M; a 64M RAM tier
+# and a 96M file tier on a tmpfs of this test's own are 160M of memory:
+# refused, one line, nothing mounted.  A 64M file tier there fits.
+t_tmpfs "$T/shm" 128M
+TIERFS_TEST_MEMORY=400M expect_bad "'f' is on tmpfs" \
+	--tier ram=ram:64M --tier "f=file:$T/shm:96M" "$MNT"
+grep -qF "memory tiers 'ram', 'f' (160M) are larger than the memory tierfs may use, 144M" "$T/err" ||
+	t_fail "tmpfs file tier: message '$(cat "$T/err")'"
+TIERFS_TEST_MEMORY=400M t_mount --tier ram=ram:64M --tier "f=file:$T/shm:64M"
+total=$(($(t_statfs blocks "$MNT") * $(t_statfs frsize "$MNT")))
+t_eq "$total" $((128 << 20)) "statfs total bytes of ram 64M + a 64M file tier on tmpfs"
+t_unmount
+# the same file tier on a disk is no memory: 64M RAM + 96M file mount
+mkdir -p "$T/disk"
+TIERFS_TEST_MEMORY=400M t_mount --tier ram=ram:64M --tier "f=file:$T/disk:96M"
+t_unmount
+
+# issue 16: --dirty-max above what the kernel lets a mount hold (its
+# dirty threshold; the bdi refused the value and stayed at FUSE's 1%,
+# 41 MiB) mounts with the most the kernel allows, 15/16 of the
+# threshold, says so in one log line, and tierctl stats shows what was
+# asked and what is in force.  A default above the threshold (the
+# test stand-in TIERFS_TEST_DIRTY_THRESH) is capped the same way.
+: "${TIERCTL:=$(dirname "$TIERFS_BIN")/../tools/tierctl}"
+mstat() { "$TIERCTL" stats "$MNT" | awk -v k="mount.$1" '$1 == k { print $2 }'; }
+thresh=$(($(awk '$1 == "nr_dirty_threshold" { print $2 }' /proc/vmstat) * $(getconf PAGESIZE)))
+t_mount --tier ram=ram:64M --dirty-max 1T
+t_eq "$(mstat dirty_limit_asked)" 1099511627776 "dirty_limit_asked for --dirty-max 1T"
+dl=$(mstat dirty_limit)
+# the threshold moves with free memory: within a tenth of 15/16 of it
+[ "$dl" -gt $((thresh / 16 * 15 * 9 / 10)) ] && [ "$dl" -le $((thresh * 11 / 10)) ] ||
+	t_fail "--dirty-max 1T: dirty_limit $dl, kernel dirty threshold $thresh"
+t_eq "$(grep -c . "$T_LOG")" 1 "log lines for --dirty-max 1T"
+grep -q "^tierfs: --dirty-max 1.0T is more than the kernel lets a mount hold: its dirty threshold is .*; the dirty limit is .*, 15/16 of it$" "$T_LOG" ||
+	t_fail "--dirty-max 1T: log '$(cat "$T_LOG")'"
+echo "--dirty-max 1T: dirty_limit $dl ($(cat "$T_LOG"))"
+t_unmount
+t_mount --tier ram=ram:64M --dirty-max 4M
+t_eq "$(mstat dirty_limit_asked)" 4194304 "dirty_limit_asked for --dirty-max 4M"
+dl=$(mstat dirty_limit)
+# (the kernel keeps a ratio of its threshold: what it reads back is
+# within a few KiB of what was written)
+[ "$dl" -gt $(((4 << 20) * 9 / 10)) ] && [ "$dl" -le $(((4 << 20) * 11 / 10)) ] ||
+	t_fail "--dirty-max 4M: dirty_limit $dl"
+[ -s "$T_LOG" ] && t_fail "--dirty-max 4M logged: $(cat "$T_LOG")"
+t_unmount
+TIERFS_TEST_DIRTY_THRESH=$((64 << 20)) t_mount --tier ram=ram:4G
+t_eq "$(mstat dirty_limit_asked)" $((256 << 20)) "dirty_limit_asked by default"
+grep -q "dirty limit 60.0M (15/16 of the kernel's dirty threshold, 64.0M), not the default 256.0M" "$T_LOG" ||
+	t_fail "default dirty limit above the threshold: log '$(cat "$T_LOG")'"
+t_unmount
+
 # good sizes mount and statfs shows them
 for spec in 16777216 16384K 16M; do
 	t_mount --tier "ram=ram:$spec"

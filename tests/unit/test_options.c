@@ -1033,19 +1033,32 @@ START_TEST(test_options_mem_check)
 	ck_assert_int_eq(t_add("r=ram:144M", err, sizeof(err)), 0);
 	ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)), 0);
 
-	/* a PMem tier on tmpfs is memory too; a file tier there is not */
-	/* (only the free space there counts: a larger one is refused by
-	 * the free-space check when the tier is set up) */
+	/* a PMem or file tier on tmpfs is memory too (issue 16: a file
+	 * tier on /dev/shm mounted 31G on a 24G node); only the free
+	 * space there counts: a larger one is refused by the free-space
+	 * check when the tier is set up */
 	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
-	    (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= 8 * GiB) {
+	    (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= 512 * MiB) {
 		options_release(&opt);
-		ml = ML(8 * GiB, UINT64_MAX);
-		ck_assert_int_eq(t_add("f=file:/dev/shm:8G", err, sizeof(err)), 0);
+		ml = ML(GiB, UINT64_MAX); /* 768M usable */
+		ck_assert_int_eq(t_add("f=file:/dev/shm:512M", err, sizeof(err)), 0);
 		ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)), 0);
-		ck_assert_int_eq(t_add("p=pmem:/dev/shm/.:8G", err, sizeof(err)), 0);
+		ck_assert_int_eq(t_add("r=ram:512M", err, sizeof(err)), 0);
 		ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)),
 				 -EINVAL);
-		t_assert_err(err, "memory tier 'p' (8G) is larger");
+		t_assert_err(err,
+			     "memory tiers 'f', 'r' (1G) are larger than the memory tierfs may use, 768M: physical memory 1G less a margin of 256M ('f' is on tmpfs, which is memory)");
+		options_release(&opt);
+		ck_assert_int_eq(t_add("p=pmem:/dev/shm/.:512M", err, sizeof(err)), 0);
+		ck_assert_int_eq(t_add("s=ram:512M", err, sizeof(err)), 0);
+		ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)),
+				 -EINVAL);
+		t_assert_err_has(err, "('p' is on tmpfs, which is memory)");
+		/* a file tier on a disk is not memory */
+		options_release(&opt);
+		ck_assert_int_eq(t_add("r=ram:700M", err, sizeof(err)), 0);
+		ck_assert_int_eq(t_add("d=file:/var/tmp:8G", err, sizeof(err)), 0);
+		ck_assert_int_eq(options_check_memory(&opt, &ml, err, sizeof(err)), 0);
 	}
 }
 END_TEST

@@ -1177,10 +1177,13 @@ START_TEST(test_tier_file_fault_failed_write_keeps_data)
 END_TEST
 
 /*
- * A kernel error in cqe->res comes back as is: buffers the kernel cannot
- * touch give -EFAULT, also when only some of a request's pieces fail.
- * The write goes to the back end directly: tier_write() hashes the
- * buffer for its checksums first, which would fault in user space.
+ * A kernel error in cqe->res comes back from the back end as is:
+ * buffers the kernel cannot touch give -EFAULT, also when only some of a
+ * request's pieces fail.  tier_read() maps it for the program (issue 16:
+ * tier_errno(), -EIO) and keeps the raw one for the log
+ * (tier_last_error()).  The write goes to the back end directly:
+ * tier_write() hashes the buffer for its checksums first, which would
+ * fault in user space.
  */
 START_TEST(test_tier_file_kernel_error_passed_through)
 {
@@ -1200,14 +1203,19 @@ START_TEST(test_tier_file_kernel_error_passed_through)
 	ck_assert_ptr_ne(map, MAP_FAILED);
 	ck_assert_int_eq(mprotect(map + (1u << 20), 1u << 20, PROT_NONE), 0);
 
+	ck_assert_int_eq(tier_last_error(t), 0);
 	ck_assert_int_eq(tier_read(t, s, 0, map + (1u << 20), 1u << 20),
-			 -EFAULT);
+			 -EIO);
+	ck_assert_int_eq(tier_last_error(t), -EFAULT);
 	ck_assert_int_eq(t->ops->write(t, s, 0, map + (1u << 20), 1u << 20),
 			 -EFAULT);
 	/* the first 3/4 of the pieces are fine, the last ones fault */
+	ck_assert_int_eq(t->ops->read(t, s, 0, map + (1u << 20) - 3 * pg * 64,
+				      1u << 20),
+			 -EFAULT);
 	ck_assert_int_eq(tier_read(t, s, 0, map + (1u << 20) - 3 * pg * 64,
 				   1u << 20),
-			 -EFAULT);
+			 -EIO);
 	ck_assert_uint_eq(t->stats.io_errors, 2);
 	/* the ring is fine afterwards */
 	t_assert_slot_pattern(t, s, 4);

@@ -703,6 +703,49 @@ START_TEST(test_tier_ram_fault_errno_choice)
 }
 END_TEST
 
+/*
+ * Issue 16, item 7: a back end's errno that means nothing to a program
+ * (a dead network tier: ENOTCONN, ESTALE, ...) reaches the caller as
+ * EIO, counted in io_errors, the raw errno kept for the log; no room
+ * (ENOSPC, and EDQUOT of the filesystem below, which is a full medium
+ * for tierfs) and the daemon's ENOMEM stay what they are.
+ */
+static const struct {
+	int in, out;
+} errno_cases[] = {
+	{ -ENOTCONN, -EIO },	 { -ECONNABORTED, -EIO }, { -ESTALE, -EIO },
+	{ -EHOSTDOWN, -EIO },	 { -ENXIO, -EIO },	  { -ENODEV, -EIO },
+	{ -EROFS, -EIO },	 { -EFBIG, -EIO },	  { -EBADMSG, -EIO },
+	{ -ETIMEDOUT, -EIO },	 { -EIO, -EIO },	  { -ENOSPC, -ENOSPC },
+	{ -EDQUOT, -ENOSPC },	 { -ENOMEM, -ENOMEM },	  { 0, 0 },
+	{ 4096, 4096 },
+};
+
+START_TEST(test_tier_ram_errno_table)
+{
+	ck_assert_int_eq(tier_errno(errno_cases[_i].in), errno_cases[_i].out);
+}
+END_TEST
+
+START_TEST(test_tier_ram_fault_enotconn_is_eio)
+{
+	uint32_t s;
+	unsigned char buf[16] = { 0 };
+
+	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
+	ck_assert_int_eq(tier_last_error(t), 0);
+	faulty_tier_arm(t, 1, ENOTCONN);
+	ck_assert_int_eq(tier_read(t, s, 0, buf, sizeof(buf)), -EIO);
+	ck_assert_int_eq(tier_last_error(t), -ENOTCONN);
+	faulty_tier_arm(t, 1, ESTALE);
+	ck_assert_int_eq(tier_write(t, s, 0, buf, sizeof(buf)), -EIO);
+	ck_assert_int_eq(tier_last_error(t), -ESTALE);
+	faulty_tier_arm(t, 1, EDQUOT);
+	ck_assert_int_eq(tier_write(t, s, 0, buf, sizeof(buf)), -ENOSPC);
+	ck_assert_stats(0, 0, 0, 0, 3);
+}
+END_TEST
+
 START_TEST(test_tier_ram_fault_disarm)
 {
 	uint32_t s;
@@ -1189,6 +1232,9 @@ static Suite *tier_ram_suite(void)
 	tcase_add_test(tc, test_tier_ram_fault_failed_write_keeps_data);
 	tcase_add_test(tc, test_tier_ram_fault_failed_read_leaves_buffer);
 	tcase_add_test(tc, test_tier_ram_fault_errno_choice);
+	tcase_add_loop_test(tc, test_tier_ram_errno_table, 0,
+			    sizeof(errno_cases) / sizeof(errno_cases[0]));
+	tcase_add_test(tc, test_tier_ram_fault_enotconn_is_eio);
 	tcase_add_test(tc, test_tier_ram_fault_disarm);
 	tcase_add_test(tc, test_tier_ram_fault_in_zero);
 	tcase_add_test(tc, test_tier_ram_fault_not_consumed_by_free);
