@@ -617,32 +617,42 @@ int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
 
 char *quota_full_dir(struct tierfs *fs, struct tfs_inode *inode)
 {
-	struct tfs_inode *d;
+	struct tfs_inode *d, *best = NULL;
+	uint64_t least = UINT64_MAX;
 	char *path = NULL;
 
 	if (inode->i_type != S_IFREG)
 		return NULL;
 	pthread_rwlock_rdlock(&fs->ns_lock);
-	/* the directories from the file's up: the first whose own limit
-	 * is reached names the quota (a node's directory is where it is
-	 * set, so walk directories, not nodes) */
-	for (d = inode_parent(inode) ? inode_parent(inode) : fs->root; !path;
+	/*
+	 * The directories from the file's up (a node's directory is where it
+	 * is set, so walk directories, not nodes): the one whose total has
+	 * the least room left is the quota that refused the write -- a write
+	 * fails when it needs more than that room, which may be more than
+	 * nothing (a 1M writeback with 256K left).
+	 */
+	for (d = inode_parent(inode) ? inode_parent(inode) : fs->root;;
 	     d = d->i_dir.d_parent) {
 		struct quota *q = d->i_quota;
-		bool full = false;
 
 		if (q) {
 			pthread_mutex_lock(&quota_lock);
-			full = q->q_set && q->q_lim.total != QUOTA_NONE &&
-			       q->q_used + tier_unit(fs->tiers[0]) >
-				       q->q_lim.total;
+			if (q->q_set && q->q_lim.total != QUOTA_NONE) {
+				uint64_t room = q->q_lim.total -
+						MIN(q->q_used, q->q_lim.total);
+
+				if (room < least) {
+					least = room;
+					best = d;
+				}
+			}
 			pthread_mutex_unlock(&quota_lock);
 		}
-		if (full)
-			path = dir_path(fs, d);
 		if (d == fs->root)
 			break;
 	}
+	if (best)
+		path = dir_path(fs, best);
 	pthread_rwlock_unlock(&fs->ns_lock);
 	return path;
 }

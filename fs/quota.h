@@ -205,8 +205,8 @@ void quota_xattr_sync(struct tierfs *fs, struct tfs_inode *inode,
 int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
 		     struct strbuf *out);
 /* For the log of a write that failed with EDQUOT: the path of the
- * nearest directory above regular file @inode whose quota total is
- * reached, or NULL (none, or no memory).  Takes ns_lock shared: call
+ * directory above regular file @inode whose quota total has the least
+ * room left, or NULL (none, or no memory).  Takes ns_lock shared: call
  * with no lock held.  Caller frees. */
 char *quota_full_dir(struct tierfs *fs, struct tfs_inode *inode);
 
