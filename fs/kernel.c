@@ -368,7 +368,13 @@ out:
 	pthread_mutex_unlock(&notifier.lock);
 }
 
-void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode)
+/*
+ * FUSE_NOTIFY_INVAL_INODE for @inode, sent before it returns: offset -1
+ * for the attributes only, else the cached pages of [@off, @off+@len)
+ * too.  Nothing without a session or while the mount is stopping.
+ */
+static void inval_sync(struct tierfs *fs, struct tfs_inode *inode,
+		       int64_t off, int64_t len)
 {
 	uint64_t id = inode == fs->root ? FUSE_ROOT_ID : (uintptr_t)inode;
 	int r;
@@ -380,33 +386,25 @@ void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode)
 		return;
 	}
 	pthread_mutex_unlock(&notifier.lock);
-	r = fuse_lowlevel_notify_inval_inode(notifier.se, (fuse_ino_t)id, -1,
-					     0);
+	r = fuse_lowlevel_notify_inval_inode(notifier.se, (fuse_ino_t)id,
+					     (off_t)off, (off_t)len);
 	if (r < 0 && r != -ENOENT)
 		log_debug("cannot invalidate node %#llx: %s",
 			  (unsigned long long)id, strerror(-r));
 }
 
+void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode)
+{
+	inval_sync(fs, inode, -1, 0);
+}
+
 void kernel_inval_data_sync(struct tierfs *fs, struct tfs_inode *inode,
 			    uint64_t off, uint64_t len)
 {
-	uint64_t id = inode == fs->root ? FUSE_ROOT_ID : (uintptr_t)inode;
-	int r;
-
-	pthread_mutex_lock(&notifier.lock);
-	if (!notifier.live) {
-		pthread_mutex_unlock(&notifier.lock);
-		return;
-	}
-	pthread_mutex_unlock(&notifier.lock);
 	if (len == 0 || off > (uint64_t)INT64_MAX ||
 	    len > (uint64_t)INT64_MAX - off)
 		return;
-	r = fuse_lowlevel_notify_inval_inode(notifier.se, (fuse_ino_t)id,
-					     (off_t)off, (off_t)len);
-	if (r < 0 && r != -ENOENT)
-		log_debug("cannot invalidate the cached data of node %#llx: %s",
-			  (unsigned long long)id, strerror(-r));
+	inval_sync(fs, inode, (int64_t)off, (int64_t)len);
 }
 
 void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
