@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "kernel.h"
 #include "inode.h"
 #include "dir.h"
 #include "heat.h"
@@ -355,13 +356,14 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 		r = appendf(&buf, &len, &cap,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
 			    "killpriv_v2=%d dirty_limit=%llu dirty_limit_asked=%llu "
-			    "writeback_errors=%llu "
+			    "writeback_errors=%llu transport=%s uring_requests=%llu "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
 			    "rss=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
 			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
-			    LD(LOAD(fs->wb_errors)),
+			    LD(LOAD(fs->wb_errors)), kernel_uring_transport(),
+			    LD(kernel_uring_requests()),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
 	if (r < 0) {

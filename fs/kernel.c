@@ -49,6 +49,7 @@
 #include "kernel_i.h"
 #include "fs.h"
 #include "log.h"
+#include "macro.h"
 #include "banned.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546 /* linux/magic.h */
@@ -85,18 +86,16 @@ bool kernel_req_kill_suidgid(void)
  * The read hook: read one request, as libfuse would, and note what 3.14
  * would drop.  errno is left as read() set it.
  */
-ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
+void kernel_note_request(struct tierfs *fs, const void *buf, size_t n)
 {
-	struct tierfs *fs = userdata;
-	ssize_t n = read(fd, buf, len);
 	const struct fuse_in_header *h = buf;
 	const char *arg = (const char *)buf + sizeof(*h);
 	size_t argn;
 
 	t_kill_suidgid = false;
-	if (n < (ssize_t)sizeof(*h))
-		return n;
-	argn = (size_t)n - sizeof(*h);
+	if (n < sizeof(*h))
+		return;
+	argn = n - sizeof(*h);
 	switch (h->opcode) {
 	case FUSE_WRITE:
 		if (argn >= sizeof(struct fuse_write_in)) {
@@ -129,6 +128,20 @@ ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
 	default:
 		break;
 	}
+}
+
+/*
+ * The read hook: read one request, as libfuse would, and note what 3.14
+ * would drop.  errno is left as read() set it.
+ */
+ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
+{
+	ssize_t n = read(fd, buf, len);
+
+	if (n >= 0)
+		kernel_note_request(userdata, buf, (size_t)n);
+	else
+		t_kill_suidgid = false;
 	return n;
 }
 
@@ -142,7 +155,12 @@ ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
 			 void *userdata)
 {
 	struct tierfs *fs = userdata;
+	size_t uring_payload = 0;
+	ssize_t r;
 
+	/* a reply to a request that came over io_uring goes back there */
+	if (kernel_uring_reply(iov, count, &r))
+		return r;
 	if (fs->kern_init_pending && count >= 2 &&
 	    iov[0].iov_len >= sizeof(struct fuse_out_header)) {
 		struct fuse_out_header *oh = iov[0].iov_base;
@@ -160,12 +178,29 @@ ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
 					out->flags |= (uint32_t)KFUSE_INIT_EXT;
 					out->flags2 |= (uint32_t)(add >> 32);
 				}
+				/* the kernel's largest payload, as it
+				 * computes it for the ring */
+				if (add & KFUSE_OVER_IO_URING) {
+					uring_payload = MAX(
+						(size_t)FUSE_MIN_READ_BUFFER,
+						(size_t)out->max_write);
+					if (out->flags & FUSE_MAX_PAGES)
+						uring_payload = MAX(
+							uring_payload,
+							(size_t)out->max_pages *
+								(size_t)sysconf(
+									_SC_PAGESIZE));
+				}
 			} else {
 				fs->kern_added = 0;
 			}
 		}
 	}
-	return writev(fd, iov, count);
+	r = writev(fd, iov, count);
+	/* the INIT reply is in: the kernel takes ring entries now */
+	if (r >= 0 && uring_payload)
+		(void)kernel_uring_start(fs, notifier.se, fd, uring_payload);
+	return r;
 }
 
 int kernel_attach(struct fuse_session *se, struct tierfs *fs)
@@ -416,7 +451,13 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 	if (!fs->opt.no_kernel_features && fs->kern_init_pending) {
 		add = fs->kern_offered &
 		      (KFUSE_HANDLE_KILLPRIV_V2 | KFUSE_DIRECT_IO_ALLOW_MMAP);
+		if (fs->opt.transport != TRANSPORT_DEV)
+			add |= fs->kern_offered & KFUSE_OVER_IO_URING;
 	}
+	if (fs->opt.transport == TRANSPORT_URING &&
+	    !(add & KFUSE_OVER_IO_URING))
+		log_err("transport=uring, but the kernel did not offer FUSE over io_uring%s; requests go over /dev/fuse",
+			fs->opt.no_kernel_features ? " (--no-kernel-features)" : "");
 	fs->kern_added = add;
 	fs->killpriv_v2 = add & KFUSE_HANDLE_KILLPRIV_V2;
 	fs->writeback = !fs->opt.no_writeback_cache &&
@@ -438,6 +479,7 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 
 void kernel_stop(struct tierfs *fs)
 {
+	kernel_uring_stop();
 	notifier_stop();
 	if (!fs || !fs->bdi_thread_live)
 		return;

@@ -39,6 +39,7 @@ struct tfs_inode;
 #define KFUSE_INIT_EXT (UINT64_C(1) << 30)
 #define KFUSE_DIRECT_IO_ALLOW_MMAP (UINT64_C(1) << 36) /* 7.39, Linux 6.6 */
 #define KFUSE_PASSTHROUGH (UINT64_C(1) << 37)	     /* 7.40, Linux 6.9 */
+#define KFUSE_OVER_IO_URING (UINT64_C(1) << 41)    /* 7.42, Linux 6.14 */
 
 /**
  * kernel_attach() - route the session's /dev/fuse I/O through our hooks.
@@ -120,5 +121,13 @@ void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode);
  */
 void kernel_inval_data_sync(struct tierfs *fs, struct tfs_inode *inode,
 			    uint64_t off, uint64_t len);
+
+/* Is FUSE over io_uring switched on (module parameter enable_uring)? */
+bool kernel_uring_enabled(void);
+/* The transport in force: "uring" once every io_uring queue has its
+ * entries, else "dev". */
+const char *kernel_uring_transport(void);
+/* Requests served over io_uring so far. */
+uint64_t kernel_uring_requests(void);
 
 #endif /* TIERFS_KERNEL_H */

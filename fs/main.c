@@ -54,6 +54,8 @@ static void usage(FILE *f)
 		"                               (default 1/128 of memory; 0 = none)\n"
 		"  --no-writeback-cache         send every write(2) to the daemon at once\n"
 		"  --no-kernel-features         ask only for what libfuse asks for\n"
+		"  --transport auto|uring|dev   FUSE over io_uring where the kernel offers\n"
+		"                               it (auto, default), required, or never\n"
 		"  -o OPT[,OPT...]              FUSE mount options (allow_other, ...);\n"
 		"                               every option above also as -o name=value\n"
 		"                               (extent_size=1M, no_migrate, tier=SPEC)\n"
@@ -184,6 +186,11 @@ int main(int argc, char **argv)
 	}
 	if (check_mountpoint(opt.mountpoint) < 0)
 		goto out;
+	if (opt.transport == TRANSPORT_URING && !kernel_uring_enabled()) {
+		fprintf(stderr,
+			"tierfs: transport=uring, but this kernel has FUSE over io_uring off or lacks it (Linux 6.14+; as root: echo 1 > /sys/module/fuse/parameters/enable_uring); use transport=auto to fall back to /dev/fuse\n");
+		goto out;
+	}
 	/* issue 11: the mount would hide a tier at or under it */
 	for (unsigned i = 0; i < opt.ntiers; i++) {
 		if (!opt.tiers[i].path ||

@@ -681,10 +681,14 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	if (r < 0)
 		return tierfs_reply_err(req, (int)r);
 	/*
-	 * A direct write (O_DIRECT) on a file opened with the cache: no
-	 * cached page of its range may keep the old bytes.
+	 * A direct write (O_DIRECT: the write's flags are the file's) on a
+	 * file opened with the cache: no cached page of its range may keep
+	 * the old bytes.  Only then: a buffered write-through write (the
+	 * kernel's fuse_perform_write(), e.g. to clear suid) holds the
+	 * locks of the very pages it writes, and has put the new bytes in
+	 * them already -- invalidating them here would deadlock.
 	 */
-	if (fh && !fh->direct && r > 0)
+	if (fh && !fh->direct && (fi->flags & O_DIRECT) && r > 0)
 		kernel_inval_data_sync(fs, inode, (uint64_t)off, (uint64_t)r);
 	fuse_reply_write(req, (size_t)r);
 }

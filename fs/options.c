@@ -242,10 +242,24 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 	    strcmp(key, "low_watermark") && strcmp(key, "migrate_bw") &&
 	    strcmp(key, "heat_half_life") && strcmp(key, "promote_passes") &&
 	    strcmp(key, "dirty_max") && strcmp(key, "max_inodes") &&
-	    strcmp(key, "max_xattr_bytes"))
+	    strcmp(key, "max_xattr_bytes") && strcmp(key, "transport"))
 		return -ENOENT;
 	if (!value)
 		return fail(err, errlen, "'%s' needs a value", key);
+
+	if (!strcmp(key, "transport")) {
+		static const char *const names[] = { "auto", "uring", "dev" };
+
+		for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
+			if (!strcmp(value, names[i])) {
+				opt->transport = (enum tierfs_transport)i;
+				opt->transport_set = true;
+				return 0;
+			}
+		}
+		return fail(err, errlen,
+			    "bad transport '%s': use auto, uring or dev", value);
+	}
 
 	if (!strcmp(key, "extent_size")) {
 		r = parse_size_opt("extent size", value, &v, err, errlen);
@@ -406,6 +420,7 @@ static const char *global_long(const char *a)
 		"--migrate-bw", "--heat-half-life", "--promote-passes",
 		"--dirty-max", "--max-inodes", "--max-xattr-bytes",
 		"--no-migrate", "--no-writeback-cache", "--no-kernel-features",
+		"--transport",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

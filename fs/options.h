@@ -84,6 +84,17 @@ struct tierfs_options {
 	bool no_kernel_features;
 	uint64_t dirty_max;
 	/*
+	 * How requests reach the daemon (kernel_uring.c): FUSE over
+	 * io_uring where the kernel offers it (auto), always (uring: the
+	 * mount is refused where it cannot be), or /dev/fuse only (dev).
+	 */
+	enum tierfs_transport {
+		TRANSPORT_AUTO = 0,
+		TRANSPORT_URING,
+		TRANSPORT_DEV,
+	} transport;
+	bool transport_set;
+	/*
 	 * Metadata limits (README "Running tierfs for many users"): inodes
 	 * in the mount and bytes charged for user.* attributes, 0 = no
 	 * limit once set; options_finish() fills the defaults.

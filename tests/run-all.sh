@@ -30,6 +30,32 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 	run "$prefix-asan" -Db_sanitize=address,undefined -Dbuildtype=debug
 
+# ---- FUSE over io_uring ----
+#
+# The legs above run on /dev/fuse (the kernel offers io_uring only with
+# the fuse module's enable_uring=1, off by default).  This one turns it
+# on for the run (root; restored at exit, also on failure) and runs the
+# mounted suite again, in the ASan+UBSan build, with every daemon started
+# as --transport uring (lib.sh's TIERFS_TEST_TRANSPORT), so that a mount
+# that cannot use the rings fails instead of falling back.  Skipped, with
+# a line saying so, on a kernel without the parameter (before 6.14).
+uring_param=/sys/module/fuse/parameters/enable_uring
+if [ -w "$uring_param" ]; then
+	uring_old=$(cat "$uring_param")
+	restore_uring() { echo "$uring_old" >"$uring_param" || true; }
+	trap restore_uring EXIT
+	echo 1 >"$uring_param"
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+	TIERFS_TEST_TRANSPORT=uring \
+		meson test -C "$prefix-asan" --print-errorlogs --num-processes 2 \
+		--suite integration
+	restore_uring
+	trap - EXIT
+else
+	echo "uring: no $uring_param (a kernel before 6.14): the io_uring leg is skipped"
+fi
+
 # ---- ThreadSanitizer ----
 #
 # Every report fails the run.  A report does not stop the process

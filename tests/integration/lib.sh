@@ -15,7 +15,9 @@
 # at the end fails the test even if every check passed.
 #
 # Environment: TIERFS_BIN (path of the tierfs binary; meson sets it),
-# PROGS (directory of the helper programs built from progs/; meson sets it).
+# PROGS (directory of the helper programs built from progs/; meson sets it),
+# TIERFS_TEST_TRANSPORT (uring or dev: every daemon gets --transport;
+# TIERFS_BIN then names a wrapper, TIERFS_BIN_REAL the binary).
 #
 # Helpers (all fail the test through t_fail on a mismatch):
 #   t_mount ARGS... / t_remount ARGS... / t_unmount
@@ -57,6 +59,17 @@ fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-test.XXXXXX")
 MNT=$T/mnt
 mkdir -p "$MNT"
+
+# TIERFS_TEST_TRANSPORT=uring|dev (tests/run-all.sh's io_uring leg): every
+# tierfs this test starts gets --transport first, through a wrapper that
+# execs it (so $! is still the daemon).
+TIERFS_BIN_REAL=$TIERFS_BIN
+if [ -n "${TIERFS_TEST_TRANSPORT:-}" ]; then
+	printf '#!/bin/sh\nexec "%s" --transport %s "$@"\n' "$TIERFS_BIN" \
+		"$TIERFS_TEST_TRANSPORT" >"$T/tierfs-wrap"
+	chmod 755 "$T/tierfs-wrap"
+	TIERFS_BIN=$T/tierfs-wrap
+fi
 T_PID=
 T_LOG=$T/daemon.log
 # Sanitizer reports (the -Db_sanitize=thread and address,undefined builds

@@ -269,6 +269,158 @@ START_TEST(test_kernel_space_low)
 }
 END_TEST
 
+/* ---- FUSE over io_uring (kernel_uring.c) ---- */
+
+START_TEST(test_uring_init_flag_by_transport)
+{
+	static const enum tierfs_transport tr[] = {
+		TRANSPORT_AUTO, TRANSPORT_URING, TRANSPORT_DEV,
+	};
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct fuse_conn_info conn = { 0 };
+
+		fs.opt.transport = tr[i];
+		fs.kern_init_pending = false;
+		t_init(2, KFUSE_INIT_EXT | KFUSE_OVER_IO_URING);
+		kernel_init(&fs, &conn);
+		ck_assert_uint_eq(fs.kern_added & KFUSE_OVER_IO_URING,
+				  tr[i] == TRANSPORT_DEV ? 0 :
+							   KFUSE_OVER_IO_URING);
+		kernel_stop(&fs);
+	}
+	/* not offered (enable_uring=0, an older kernel): never added */
+	fs.opt.transport = TRANSPORT_URING;
+	fs.kern_init_pending = false;
+	t_init(2, KFUSE_INIT_EXT);
+	{
+		struct fuse_conn_info conn = { 0 };
+
+		kernel_init(&fs, &conn);
+	}
+	ck_assert_uint_eq(fs.kern_added & KFUSE_OVER_IO_URING, 0);
+}
+END_TEST
+
+/*
+ * The INIT reply with FUSE_OVER_IO_URING starts the queues; on a pipe
+ * (no FUSE connection) the kernel refuses every REGISTER, so the
+ * transport stays /dev/fuse and kernel_stop() ends every thread.
+ */
+START_TEST(test_uring_refused_register_falls_back)
+{
+	struct fuse_conn_info conn = { 0 };
+	struct fuse_init_out out;
+
+	fs.opt.transport = TRANSPORT_AUTO;
+	t_init(5, KFUSE_INIT_EXT | KFUSE_OVER_IO_URING);
+	kernel_init(&fs, &conn);
+	out = t_init_reply(5, 0, 0, 0);
+	ck_assert_uint_eq(out.flags2 & (uint32_t)(KFUSE_OVER_IO_URING >> 32),
+			  (uint32_t)(KFUSE_OVER_IO_URING >> 32));
+	ck_assert_str_eq(kernel_uring_transport(), "dev");
+	kernel_stop(&fs);
+	ck_assert_str_eq(kernel_uring_transport(), "dev");
+}
+END_TEST
+
+START_TEST(test_uring_pack_reply)
+{
+	char hdr[KERNEL_URING_HEADER_SIZE] = { 0 };
+	char payload[64];
+	struct fuse_out_header oh = { .error = 0, .unique = 7 };
+	struct fuse_out_header got;
+	char a[10], b[20];
+	struct iovec iov[3] = { { &oh, sizeof(oh) }, { a, 10 }, { b, 20 } };
+	uint32_t psz;
+
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	ck_assert_int_eq(kernel_uring_pack_reply(hdr, payload, sizeof(payload),
+						 iov, 3),
+			 (ssize_t)sizeof(oh) + 30);
+	memcpy(&got, hdr, sizeof(got));
+	ck_assert_uint_eq(got.len, sizeof(oh) + 30);
+	ck_assert_uint_eq(got.unique, 7);
+	ck_assert_int_eq(got.error, 0);
+	/* fuse_uring_ent_in_out.payload_sz, after the two 128-byte halves */
+	memcpy(&psz, hdr + 256 + 16, sizeof(psz));
+	ck_assert_uint_eq(psz, 30);
+	ck_assert_mem_eq(payload, a, 10);
+	ck_assert_mem_eq(payload + 10, b, 20);
+
+	/* an error carries no arguments */
+	oh.error = -ENOENT;
+	ck_assert_int_eq(kernel_uring_pack_reply(hdr, payload, sizeof(payload),
+						 iov, 3),
+			 (ssize_t)sizeof(oh));
+	memcpy(&psz, hdr + 256 + 16, sizeof(psz));
+	ck_assert_uint_eq(psz, 0);
+	memcpy(&got, hdr, sizeof(got));
+	ck_assert_int_eq(got.error, -ENOENT);
+
+	/* a reply larger than the payload buffer becomes EIO */
+	oh.error = 0;
+	ck_assert_int_eq(kernel_uring_pack_reply(hdr, payload, 16, iov, 3),
+			 (ssize_t)sizeof(oh));
+	memcpy(&got, hdr, sizeof(got));
+	ck_assert_int_eq(got.error, -EIO);
+
+	/* no out-header: refused */
+	ck_assert_int_eq(kernel_uring_pack_reply(hdr, payload, 64, iov + 1, 2),
+			 -EINVAL);
+}
+END_TEST
+
+START_TEST(test_uring_unpack_request)
+{
+	char hdr[KERNEL_URING_HEADER_SIZE] = { 0 };
+	char buf[KERNEL_URING_PREFIX + 128];
+	char *payload = buf + KERNEL_URING_PREFIX, *start = NULL;
+	struct fuse_write_in w = { .fh = 3, .offset = 4096, .size = 100 };
+	struct fuse_in_header ih = {
+		.len = sizeof(ih) + sizeof(w) + 100,
+		.opcode = FUSE_WRITE,
+		.unique = 9,
+	};
+	uint32_t psz = 100;
+
+	memcpy(hdr, &ih, sizeof(ih));
+	memcpy(hdr + 128, &w, sizeof(w));
+	memcpy(hdr + 256 + 16, &psz, sizeof(psz));
+	memset(payload, 'p', 100);
+	ck_assert_int_eq(kernel_uring_unpack_request(hdr, payload, 128,
+						     &start),
+			 (ssize_t)ih.len);
+	/* contiguous, as read(/dev/fuse) gives it, the payload in place */
+	ck_assert_ptr_eq(start, payload - sizeof(w) - sizeof(ih));
+	ck_assert_mem_eq(start, &ih, sizeof(ih));
+	ck_assert_mem_eq(start + sizeof(ih), &w, sizeof(w));
+	ck_assert_int_eq(start[sizeof(ih) + sizeof(w)], 'p');
+
+	/* sizes that do not add up */
+	psz = 200;
+	memcpy(hdr + 256 + 16, &psz, sizeof(psz));
+	ck_assert_int_eq(kernel_uring_unpack_request(hdr, payload, 128,
+						     &start),
+			 -EPROTO);
+	psz = 0; /* would make a 140-byte opcode header */
+	memcpy(hdr + 256 + 16, &psz, sizeof(psz));
+	ck_assert_int_eq(kernel_uring_unpack_request(hdr, payload, 128,
+						     &start),
+			 -EPROTO);
+}
+END_TEST
+
+START_TEST(test_uring_nqueues)
+{
+	int n = kernel_uring_nqueues();
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_ge(n, (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+END_TEST
+
 static Suite *kernel_suite(void)
 {
 	Suite *s = suite_create("kernel");
@@ -283,6 +435,11 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_kernel_kill_flags_per_request);
 	tcase_add_test(tc, test_kernel_read_errors_pass_through);
 	tcase_add_test(tc, test_kernel_space_low);
+	tcase_add_test(tc, test_uring_init_flag_by_transport);
+	tcase_add_test(tc, test_uring_refused_register_falls_back);
+	tcase_add_test(tc, test_uring_pack_reply);
+	tcase_add_test(tc, test_uring_unpack_request);
+	tcase_add_test(tc, test_uring_nqueues);
 	suite_add_tcase(s, tc);
 	return s;
 }
