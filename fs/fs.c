@@ -356,14 +356,14 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 		r = appendf(&buf, &len, &cap,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
 			    "killpriv_v2=%d dirty_limit=%llu dirty_limit_asked=%llu "
-			    "writeback_errors=%llu transport=%s uring_requests=%llu "
+			    "writeback_errors=%llu transport=%s uring_requests=%llu uring_threads=%u "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
 			    "rss=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
 			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
 			    LD(LOAD(fs->wb_errors)), kernel_uring_transport(),
-			    LD(kernel_uring_requests()),
+			    LD(kernel_uring_requests()), kernel_uring_threads(),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
 	if (r < 0) {

@@ -53,6 +53,10 @@ struct migrator;
 /* Largest request we ask the kernel for (max_write, readahead). */
 #define TIERFS_MAX_IO (1u << 20)
 
+/* Threads the /dev/fuse loop may grow to (main.c); the io_uring queues
+ * have their own bound (kernel_uring.c). */
+#define TIERFS_MAX_THREADS 256
+
 struct tierfs {
 	/* Immutable after tierfs_create(). */
 	struct tierfs_options opt;

@@ -127,7 +127,8 @@ bool kernel_uring_enabled(void);
 /* The transport in force: "uring" once every io_uring queue has its
  * entries, else "dev". */
 const char *kernel_uring_transport(void);
-/* Requests served over io_uring so far. */
+/* Requests served over io_uring so far, and the threads serving them. */
 uint64_t kernel_uring_requests(void);
+unsigned kernel_uring_threads(void);
 
 #endif /* TIERFS_KERNEL_H */

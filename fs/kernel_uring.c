@@ -115,8 +115,11 @@ _Static_assert(sizeof(struct ur_header) == KERNEL_URING_HEADER_SIZE,
 
 /* ---- ours ---- */
 
-/* Threads (each with one ring entry) per queue. */
+/* Threads (each with one ring entry) per queue at the start ... */
 #define UR_THREADS 4
+/* ... and at most: a queue grows while every thread of it is busy (a
+ * hung tier, a long walk), so that it keeps an idle entry. */
+#define UR_MAX_THREADS 32
 /* How often a waiting thread looks at ur.stopping. */
 #define UR_POLL_MS 500
 /* Room before the payload for the in-header and the opcode's header. */
@@ -138,13 +141,23 @@ struct ur_thread {
 	struct iovec iov[2];	/* what REGISTER points at */
 	uint64_t unique;	/* the request being handled, or 0 */
 	bool replied;
+	struct ur_thread *next;	/* ur.lock; the list of every thread */
+};
+
+/* One queue's threads: relaxed atomics (its threads count themselves
+ * busy; ur_grow() adds one under ur.lock). */
+struct ur_queue {
+	unsigned threads;
+	unsigned busy;
 };
 
 static struct {
 	pthread_mutex_t lock;
-	struct ur_thread *t;	/* lock; nthreads of them */
-	unsigned nthreads;	/* lock */
+	struct ur_thread *list;	/* lock; every thread, newest first */
+	struct ur_queue *q;	/* lock to set; nqueues of them */
+	unsigned nthreads;	/* lock; threads started */
 	unsigned nqueues;	/* lock */
+	size_t max_payload;	/* lock */
 	unsigned registered;	/* lock; entries the kernel took */
 	bool stopping;		/* relaxed atomic */
 	uint64_t requests;	/* relaxed atomic; served over the rings */
@@ -311,6 +324,30 @@ bool kernel_uring_reply(const struct iovec *iov, int count, ssize_t *ret)
 	return true;
 }
 
+static int ur_spawn(unsigned qid);
+
+/*
+ * @t starts on a request: if that leaves its queue without an idle entry,
+ * add a thread with a new entry (the kernel queues a request that finds
+ * no idle entry until one commits, and gives a new entry only requests
+ * that come after it: so grow before the last one is taken).
+ */
+static void ur_busy(struct ur_thread *t)
+{
+	struct ur_queue *q = &ur.q[t->qid];
+	unsigned busy = __atomic_add_fetch(&q->busy, 1, __ATOMIC_RELAXED);
+
+	if (busy < __atomic_load_n(&q->threads, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&ur.lock);
+	if (__atomic_load_n(&q->threads, __ATOMIC_RELAXED) < UR_MAX_THREADS &&
+	    !__atomic_load_n(&ur.stopping, __ATOMIC_RELAXED) &&
+	    ur_spawn(t->qid) < 0)
+		log_debug("cannot add a thread to FUSE io_uring queue %u",
+			  t->qid);
+	pthread_mutex_unlock(&ur.lock);
+}
+
 /* Answer request @unique of @t's entry with EIO. */
 static void ur_fail(struct ur_thread *t, uint64_t unique)
 {
@@ -344,9 +381,11 @@ static void ur_handle(struct ur_thread *t)
 	t->unique = ih.unique;
 	t->replied = false;
 	fb = (struct fuse_buf){ .mem = start, .size = (size_t)len };
+	ur_busy(t);
 	t_cur = t;
 	fuse_session_process_buf(ur.se, &fb);
 	t_cur = NULL;
+	__atomic_sub_fetch(&ur.q[t->qid].busy, 1, __ATOMIC_RELAXED);
 	if (!t->replied) {
 		/* no handler of ours does this; do not lose the entry */
 		log_err("FUSE request %u over io_uring got no reply; answered EIO",
@@ -406,10 +445,15 @@ static void *ur_main(void *arg)
 	}
 out:
 	if (r < 0 && r != -ENOTCONN && r != -ECANCELED && r != -ENODEV &&
-	    !__atomic_load_n(&ur.stopping, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&ur.stopping, __ATOMIC_RELAXED)) {
+		bool all;
+
+		pthread_mutex_lock(&ur.lock);
+		all = ur.registered >= ur.nqueues * UR_THREADS;
+		pthread_mutex_unlock(&ur.lock);
 		log_warn("FUSE io_uring queue %u: %s%s", t->qid, strerror(-r),
-			 ur.registered < ur.nthreads ?
-				 "; requests stay on /dev/fuse" : "");
+			 all ? "" : "; requests stay on /dev/fuse");
+	}
 	return NULL;
 }
 
@@ -433,42 +477,62 @@ static int ur_thread_init(struct ur_thread *t, unsigned qid, size_t payload)
 	return 0;
 }
 
+/*
+ * A new thread (and ring entry) for queue @qid.  ur.lock held.
+ * Return: 0 or -errno (nothing added).
+ */
+static int ur_spawn(unsigned qid)
+{
+	struct ur_thread *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	r = ur_thread_init(t, qid, ur.max_payload);
+	if (r == 0)
+		r = -pthread_create(&t->thread, NULL, ur_main, t);
+	if (r < 0) {
+		if (t->ring_ok)
+			io_uring_queue_exit(&t->ring);
+		free(t->buf);
+		free(t);
+		return r;
+	}
+	t->started = true;
+	t->next = ur.list;
+	ur.list = t;
+	ur.nthreads++;
+	__atomic_add_fetch(&ur.q[qid].threads, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int kernel_uring_start(struct tierfs *fs, struct fuse_session *se, int fd,
 		       size_t max_payload)
 {
 	int nq = kernel_uring_nqueues();
-	unsigned n;
 	int r = 0;
 
 	if (nq < 0)
 		return nq;
 	pthread_mutex_lock(&ur.lock);
-	if (ur.t) {
+	if (ur.q) {
 		pthread_mutex_unlock(&ur.lock);
 		return -EALREADY;
 	}
-	n = (unsigned)nq * UR_THREADS;
-	ur.t = calloc(n, sizeof(*ur.t));
-	if (!ur.t) {
+	ur.q = calloc((size_t)nq, sizeof(*ur.q));
+	if (!ur.q) {
 		pthread_mutex_unlock(&ur.lock);
 		return -ENOMEM;
 	}
-	ur.nthreads = n;
 	ur.nqueues = (unsigned)nq;
+	ur.max_payload = max_payload;
 	ur.se = se;
 	ur.fd = fd;
 	ur.fs = fs;
 	ur.registered = 0;
 	__atomic_store_n(&ur.stopping, false, __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < n && r == 0; i++) {
-		struct ur_thread *t = &ur.t[i];
-
-		r = ur_thread_init(t, i / UR_THREADS, max_payload);
-		if (r == 0)
-			r = -pthread_create(&t->thread, NULL, ur_main, t);
-		if (r == 0)
-			t->started = true;
-	}
+	for (unsigned i = 0; i < (unsigned)nq * UR_THREADS && r == 0; i++)
+		r = ur_spawn(i / UR_THREADS);
 	pthread_mutex_unlock(&ur.lock);
 	if (r < 0) {
 		log_warn("cannot start FUSE over io_uring: %s; requests stay on /dev/fuse",
@@ -489,33 +553,45 @@ const char *kernel_uring_transport(void)
 
 	pthread_mutex_lock(&ur.lock);
 	/* the kernel uses the ring once every queue has an entry */
-	live = ur.t && ur.registered == ur.nthreads;
+	live = ur.q && ur.registered >= ur.nqueues * UR_THREADS;
 	pthread_mutex_unlock(&ur.lock);
 	return live ? "uring" : "dev";
+}
+
+unsigned kernel_uring_threads(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&ur.lock);
+	n = ur.nthreads;
+	pthread_mutex_unlock(&ur.lock);
+	return n;
 }
 
 void kernel_uring_stop(void)
 {
 	struct ur_thread *t;
-	unsigned n;
 
 	pthread_mutex_lock(&ur.lock);
-	t = ur.t;
-	n = ur.nthreads;
 	__atomic_store_n(&ur.stopping, true, __ATOMIC_RELAXED);
+	t = ur.list;
+	ur.list = NULL;
 	pthread_mutex_unlock(&ur.lock);
-	if (!t)
-		return;
-	for (unsigned i = 0; i < n; i++) {
-		if (t[i].started)
-			(void)pthread_join(t[i].thread, NULL);
-		if (t[i].ring_ok)
-			io_uring_queue_exit(&t[i].ring);
-		free(t[i].buf);
+	/* no thread is added now (ur_busy() sees stopping under the lock) */
+	while (t) {
+		struct ur_thread *next = t->next;
+
+		if (t->started)
+			(void)pthread_join(t->thread, NULL);
+		if (t->ring_ok)
+			io_uring_queue_exit(&t->ring);
+		free(t->buf);
+		free(t);
+		t = next;
 	}
 	pthread_mutex_lock(&ur.lock);
-	free(ur.t);
-	ur.t = NULL;
-	ur.nthreads = 0;
+	free(ur.q);
+	ur.q = NULL;
+	ur.nqueues = ur.nthreads = 0;
 	pthread_mutex_unlock(&ur.lock);
 }

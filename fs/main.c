@@ -256,6 +256,13 @@ int main(int argc, char **argv)
 		}
 		fuse_loop_cfg_set_clone_fd(cfg, 0);
 		fuse_loop_cfg_set_idle_threads(cfg, 10);
+		/*
+		 * Each request holds its thread until its reply, so a slow
+		 * tier or a long walk holds threads: let the pool grow far
+		 * past libfuse's default of 10, so that the other users'
+		 * requests still find one (issue 17).
+		 */
+		fuse_loop_cfg_set_max_threads(cfg, TIERFS_MAX_THREADS);
 		r = fuse_session_loop_mt(se, cfg);
 		fuse_loop_cfg_destroy(cfg);
 	}
