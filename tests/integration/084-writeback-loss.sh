@@ -38,17 +38,21 @@ used() { df -B1 --output=used "$MNT" | tail -n 1 | tr -d ' '; }
 avail() { df -B1 --output=avail "$MNT" | tail -n 1 | tr -d ' '; }
 empty() { [ "$(used)" = 0 ]; }
 # fill NAME: O_DIRECT writes (each gets its own ENOSPC) until no unit is
-# left: 1M, then 4K.  FILL is the same for the python helper's "sh".
+# left: 1M, then 4K, in NAME.1, NAME.2, ... (an extent that cannot grow
+# on its tier moves whole, so the last units may only fit a new file).
+# FILL is the same for the python helper's "sh".
 fillcmd() {
-	echo "dd if=/dev/zero of='$MNT/$1' bs=1M oflag=direct status=none 2>/dev/null;" \
-		"dd if=/dev/zero of='$MNT/$1' bs=4K oflag=direct,append conv=notrunc status=none 2>/dev/null;" \
-		"[ \"\$(df -B1 --output=avail '$MNT' | tail -n 1 | tr -d ' ')\" = 0 ]"
+	echo "for i in \$(seq 64); do" \
+		"dd if=/dev/zero of='$MNT/$1.'\$i bs=1M oflag=direct status=none 2>/dev/null;" \
+		"dd if=/dev/zero of='$MNT/$1.'\$i bs=4K oflag=direct,append conv=notrunc status=none 2>/dev/null;" \
+		"[ \"\$(df -B1 --output=avail '$MNT' | tail -n 1 | tr -d ' ')\" = 0 ] && exit 0;" \
+		"done; exit 1"
 }
 fill() {
 	bash -c "$(fillcmd "$1")" || t_fail "fill: $(avail) bytes still free"
 }
 unfill() {
-	rm -f "$MNT/$1"
+	rm -f "$MNT/$1".*
 	t_wait_until 10 empty_but "$2" || t_fail "space of $1 not freed"
 }
 empty_but() { [ "$(used)" -le "$1" ]; }
