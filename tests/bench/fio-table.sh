@@ -18,10 +18,10 @@ prog=${0##*/}
 # shellcheck source-path=SCRIPTDIR source=benchlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
-ALL_TARGETS="tmpfs,plain,ram,file,ramfile,ptll,mergerfs"
+ALL_TARGETS="tmpfs,plain,ram,ram-uring,file,ramfile,ptll,ptll-wb,mergerfs"
 # libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
-ALL_TESTS="seqwrite seqread-cold seqread-warm randread-cold randread-warm randwrite"
+ALL_TESTS="seqwrite seqwrite4 seqread-cold seqread-warm randread-cold randread-warm randwrite"
 
 usage()
 {
@@ -35,6 +35,8 @@ column per target, every value followed by its ratio to tmpfs.
 
 Jobs, on one file of --size:
   seq write 1M         rw=write bs=1M end_fsync=1, one pass over a new file
+  seq write 1M, 4 jobs the same with four writers, each its own file of a
+                       quarter of --size (the sum of their bandwidths)
   seq read 1M, cold    rw=read bs=1M, one pass, fio's invalidate=1
   seq read 1M, warm    the same with invalidate=0, after a read pass
   rand read 4K, cold   rw=randread bs=4k, time-based, invalidate=1
@@ -46,12 +48,16 @@ each cold job, so a cold read comes from the daemon or the device.
 Targets (--targets, in the order given; default $ALL_TARGETS):
   tmpfs     a fresh tmpfs of twice --size
   plain     a temporary directory under --plain-dir
-  ram       tierfs --tier ram=ram:RAM_BIG
+  ram       tierfs --tier ram=ram:RAM_BIG --transport dev
+  ram-uring the same over FUSE over io_uring (--transport uring; as root
+            the script switches the fuse module's enable_uring on for
+            this target and back after it; skipped where it cannot)
   file      tierfs --tier disk=file:DIR:FILE_TIER_SIZE
   ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
   ptll      libfuse's example passthrough_ll (built at run time from
             $PTLL_SRC
             with cc -O2), -f -o source=SRC, default options otherwise
+  ptll-wb   the same with -o writeback (the kernel's writeback cache)
   mergerfs  mergerfs -f -o minfreespace=0 SRC, default options otherwise
 DIR is a temporary directory under --file-dir, SRC a fresh tmpfs of twice
 --size.  ptll is skipped with a note when cc, pkg-config's fuse3 or the
@@ -152,6 +158,13 @@ skip()
 	skip_notes+=("target $1 skipped: $2")
 	unset "seen[$1]"
 }
+uring_param=/sys/module/fuse/parameters/enable_uring
+if [[ -n ${seen[ram-uring]:-} ]] && [[ ! -w $uring_param ]]; then
+	skip ram-uring "no writable $uring_param (a kernel before 6.14, or not root)"
+fi
+if [[ -n ${seen[ptll-wb]:-} ]] && [[ -z ${seen[ptll]:-} ]]; then
+	seen[ptll]=1	# built once for both; pruned from the list below
+fi
 if [[ -n ${seen[ptll]:-} ]]; then
 	if ! command -v cc >/dev/null; then
 		skip ptll "cc not found (passthrough_ll is compiled at run time)"
@@ -160,6 +173,7 @@ if [[ -n ${seen[ptll]:-} ]]; then
 	elif ! command -v pkg-config >/dev/null || ! pkg-config --exists fuse3; then
 		skip ptll "pkg-config cannot find fuse3 (packages pkg-config, libfuse3-dev)"
 	fi
+	[[ -n ${seen[ptll]:-} ]] || unset "seen[ptll-wb]"
 fi
 mergerfs_installed=0
 if [[ -n ${seen[mergerfs]:-} ]] && ! command -v mergerfs >/dev/null; then
@@ -193,8 +207,8 @@ need_tierfs=0
 need_fuse=0
 for t in "${target_list[@]}"; do
 	case $t in
-	ram | file | ramfile) need_tierfs=1; need_fuse=1 ;;
-	ptll | mergerfs) need_fuse=1 ;;
+	ram | ram-uring | file | ramfile) need_tierfs=1; need_fuse=1 ;;
+	ptll | ptll-wb | mergerfs) need_fuse=1 ;;
 	esac
 done
 if ((need_tierfs)); then
@@ -202,7 +216,7 @@ if ((need_tierfs)); then
 	bin=$(realpath "$bin")
 fi
 ((need_fuse)) && need_fuse
-if [[ -n ${seen[tmpfs]:-}${seen[ptll]:-}${seen[mergerfs]:-} ]] && ((EUID != 0)); then
+if [[ -n ${seen[tmpfs]:-}${seen[ptll]:-}${seen[ptll-wb]:-}${seen[mergerfs]:-} ]] && ((EUID != 0)); then
 	die "mounting a tmpfs (targets tmpfs, ptll, mergerfs) needs root (or leave them out of --targets)"
 fi
 [[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
@@ -235,11 +249,13 @@ rm_dirs=()
 
 # fuse_umount and tmpfs_umount (benchlib.sh) unmount the current FUSE
 # mount (tierfs or a peer, named $fuse_name) and the current tmpfs
+uring_old=
 cleanup()
 {
 	local rc=$?
 	trap - EXIT INT TERM
 	set +e
+	[[ -z $uring_old ]] || echo "$uring_old" >"$uring_param"
 	stop_child "$fio_pid"
 	# a peer's FUSE mount first, then the tmpfs under it
 	fuse_umount
@@ -337,6 +353,7 @@ test_label()
 {
 	case $1 in
 	seqwrite) echo "seq write 1M" ;;
+	seqwrite4) echo "seq write 1M, 4 jobs" ;;
 	seqread-cold) echo "seq read 1M, cold" ;;
 	seqread-warm) echo "seq read 1M, warm" ;;
 	randread-cold) echo "rand read 4K, cold" ;;
@@ -371,7 +388,15 @@ run_test()
 	seqwrite)
 		rm -f "$f"
 		a+=(--rw=write --bs=1M --end_fsync=1) ;;
+	seqwrite4)
+		rm -f "$dir"/bench4.*
+		a=(--name="$test" --directory="$dir" --filename_format='bench4.$jobnum'
+			--size=$((size_bytes / 4)) --numjobs=4 --group_reporting
+			--ioengine=psync --iodepth=1 --fallocate=none
+			--output-format=json --output="$json"
+			--rw=write --bs=1M --end_fsync=1) ;;
 	seqread-cold)
+		rm -f "$dir"/bench4.*
 		drop_caches
 		a+=(--rw=read --bs=1M) ;;
 	randread-cold)
@@ -543,7 +568,14 @@ for t in "${target_list[@]}"; do
 		rm -rf "$d" ;;
 	ram)
 		tierfs_target ram "tierfs RAM $(human "$ram_big_bytes")" \
-			--tier "ram=ram:$ram_big_bytes" ;;
+			--tier "ram=ram:$ram_big_bytes" --transport dev ;;
+	ram-uring)
+		uring_old=$(cat "$uring_param")
+		echo 1 >"$uring_param"
+		tierfs_target ram-uring "tierfs RAM $(human "$ram_big_bytes"), io_uring" \
+			--tier "ram=ram:$ram_big_bytes" --transport uring
+		echo "$uring_old" >"$uring_param"
+		uring_old= ;;
 	file)
 		file_tier_dir
 		tierfs_target file "tierfs file" \
@@ -557,6 +589,10 @@ for t in "${target_list[@]}"; do
 		peer_tmpfs ptll
 		peer_target ptll passthrough_ll \
 			"$ptll_bin" -f -o "source=$src" "$work/ptll" ;;
+	ptll-wb)
+		peer_tmpfs ptll-wb
+		peer_target ptll-wb "passthrough_ll writeback" \
+			"$ptll_bin" -f -o "source=$src" -o writeback "$work/ptll-wb" ;;
 	mergerfs)
 		# mergerfs's default minfreespace=4G would refuse to create
 		# a file on a branch with less free space (ENOSPC): the

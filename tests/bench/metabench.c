@@ -28,6 +28,10 @@
  *   fill     create N files of -b BYTES each (written in one write);
  *            a file counts as stored when open, write and close all
  *            succeed; goes on after a failure
+ *   rtt      PATH is one file (made if missing): N statx() calls with
+ *            AT_STATX_FORCE_SYNC, each of which a FUSE mount answers
+ *            with one round trip to its daemon (a local filesystem
+ *            from memory); each is timed
  *   sparse   PATH is one file: create it, ftruncate it to -z SIZE
  *            (default 1T) and write -b BYTES (default 4096) at N random
  *            offsets
@@ -115,7 +119,7 @@ static uint64_t rng_below(uint64_t n)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: metabench create|stat|statrand|statmiss|rename|unlink|cwu|fill|sparse\n"
+		"usage: metabench create|stat|statrand|statmiss|rename|unlink|cwu|fill|sparse|rtt\n"
 		"       [-d NDIRS] [-p PREFIX] [-t SECS] [-s SEED] [-b BYTES] [-z SIZE] PATH N\n");
 	exit(1);
 }
@@ -450,6 +454,32 @@ static void op_files(const struct args *a, struct result *r, bool keep)
 	free(buf);
 }
 
+/* rtt: one forced statx a call (a FUSE round trip) */
+static void op_rtt(const struct args *a, struct result *r)
+{
+	int fd = open(a->path, O_CREAT | O_RDONLY | O_CLOEXEC, 0644);
+	struct statx stx;
+
+	if (fd < 0) {
+		fprintf(stderr, "metabench: %s: %s\n", a->path, strerror(errno));
+		exit(1);
+	}
+	lat_alloc(r, a->n);
+	double t0 = slow_t0 = now();
+	for (uint64_t i = 0; i < a->n; i++) {
+		double s = now();
+
+		if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC,
+			  STATX_BASIC_STATS, &stx) < 0)
+			failed(r, i, errno);
+		else
+			r->ok++;
+		lat_add(r, i, s, now());
+	}
+	r->secs = now() - t0;
+	close(fd);
+}
+
 static void op_sparse(const struct args *a, struct result *r)
 {
 	bool direct = true;
@@ -553,6 +583,8 @@ int main(int argc, char **argv)
 		op_files(&a, &r, true);
 	else if (!strcmp(a.op, "sparse"))
 		op_sparse(&a, &r);
+	else if (!strcmp(a.op, "rtt"))
+		op_rtt(&a, &r);
 	else
 		usage();
 

@@ -20,7 +20,7 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$script_dir/../.." && pwd)
 
 ALL_TARGETS="tmpfs,plain,ram,ramfile"
-DEFAULT_INPUT=$top/../shared/bench/psi4-ccsdt-h2o.in
+DEFAULT_INPUT=$script_dir/psi4-h2o-ccsdt.in
 # the input's CCSD(T)/cc-pVQZ energy with Psi4 1.3.2, the same on every fs
 DEFAULT_REF=-76.3597933411
 
@@ -50,7 +50,7 @@ Options:
                          ./build/fs/tierfs)
   --runs N               runs per target (default 3)
   --input FILE           Psi4 input (else \$PSI4_INPUT, else
-                         ../shared/bench/psi4-ccsdt-h2o.in from the repo top)
+                         psi4-h2o-ccsdt.in beside this script)
   --ref-energy E         expected FINAL_ENERGY (default $DEFAULT_REF for
                          the default input; for another input, the first
                          run's energy, which every other run must match)
