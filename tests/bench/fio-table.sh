@@ -371,6 +371,14 @@ test_unit()
 }
 
 declare -A val=()	# val[target,test]
+declare -A cpu_gib=()	# cpu_gib[target]: daemon CPU s per GiB of seq write
+
+# daemon_cpu: user + system CPU seconds of the FUSE daemon so far
+daemon_cpu()
+{
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' \
+		"/proc/$fuse_pid/stat" 2>/dev/null || echo 0
+}
 failed=0
 
 # run_test KEY DIR TEST: one fio job; sets val[KEY,TEST]
@@ -419,11 +427,18 @@ run_test()
 		a+=(--rw=randwrite --bs=4k "${timed[@]}") ;;
 	esac
 	echo "# running $test on $key" >&2
+	local cpu0=
+	[[ $test == seqwrite && -n $fuse_pid ]] && cpu0=$(daemon_cpu)
 	fio "${a[@]}" >"$json.log" 2>&1 &
 	# a background fio lets the INT/TERM trap run at once
 	fio_pid=$!
 	wait "$fio_pid" || rc=$?
 	fio_pid=
+	if [[ -n $cpu0 ]]; then
+		# daemon CPU (user + system) per GiB the job wrote
+		cpu_gib[$key]=$(awk -v a="$cpu0" -v b="$(daemon_cpu)" -v s="$size_bytes" \
+			'BEGIN { printf "%.2f", (b - a) / (s / 1073741824) }')
+	fi
 	if ((rc)) || ! out=$(fio_json_sums "$json" 2>>"$json.log"); then
 		echo "$prog: fio $test on $key failed (exit $rc):" >&2
 		sed 's/^/  /' "$json.log" >&2
@@ -658,14 +673,14 @@ done
 if ((have_mem)); then
 	{
 		echo
-		echo "| FUSE target | daemon VmRSS | peak VmHWM | stored (df used) | bench.dat page cache | layout |"
-		echo "|---|---:|---:|---:|---:|---|"
+		echo "| FUSE target | daemon VmRSS | peak VmHWM | stored (df used) | bench.dat page cache | layout | daemon CPU s per GiB written |"
+		echo "|---|---:|---:|---:|---:|---|---:|"
 		for t in "${target_list[@]}"; do
 			[[ -n ${mem_rss[$t]:-} ]] || continue
-			printf '| %s | %s | %s | %s | %s | %s |\n' "${label[$t]}" \
+			printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${label[$t]}" \
 				"$(mib "${mem_rss[$t]}")" "$(mib "${mem_hwm[$t]}")" \
 				"$(mib "${mem_used[$t]}")" "$(mib "${mem_cache[$t]}")" \
-				"${mem_layout[$t]}"
+				"${mem_layout[$t]}" "${cpu_gib[$t]:--}"
 		done
 	} >>"$table"
 	echo
