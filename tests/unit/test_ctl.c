@@ -19,6 +19,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include "placement.h"
 #include "xattr.h"
 #include "ctl.h"
+#include "namespace.h"
 #include "ctl_proto.h"
 #include "strbuf.h"
 #include "tier.h"
@@ -673,6 +675,43 @@ START_TEST(test_ctl_parents_inline_and_array)
 }
 END_TEST
 
+/* issue 17: at most four long requests at once per user, more wait;
+ * root and other users go on */
+static struct ns_cred gate_a = { .uid = 1001 };
+static unsigned gate_running; /* gate.lock is not ours: an atomic */
+
+static void *gate_waiter(void *arg)
+{
+	ck_assert_int_eq(ctl_gate_enter(&gate_a), 0);
+	__atomic_add_fetch(&gate_running, 1, __ATOMIC_SEQ_CST);
+	return arg;
+}
+
+START_TEST(test_ctl_gate_per_user)
+{
+	struct ns_cred b = { .uid = 1002 }, root = { .uid = 0 };
+	pthread_t t;
+
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(ctl_gate_enter(&gate_a), 0);
+	/* a fifth waits for its turn */
+	ck_assert_int_eq(pthread_create(&t, NULL, gate_waiter, NULL), 0);
+	/* another user, root and internal callers are not held back */
+	ck_assert_int_eq(ctl_gate_enter(&b), 0);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(ctl_gate_enter(&root), 0);
+	ck_assert_int_eq(ctl_gate_enter(NULL), 0);
+	ck_assert_uint_eq(__atomic_load_n(&gate_running, __ATOMIC_SEQ_CST), 0);
+	/* one done: the waiting one runs */
+	ctl_gate_leave(&gate_a);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_uint_eq(__atomic_load_n(&gate_running, __ATOMIC_SEQ_CST), 1);
+	for (int i = 0; i < 4; i++)
+		ctl_gate_leave(&gate_a);
+	ctl_gate_leave(&b);
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
@@ -703,6 +742,7 @@ static Suite *ctl_suite(void)
 	tc = tcase_create("set");
 	tcase_add_checked_fixture(tc, setup_two, teardown);
 	tcase_add_test(tc, test_ctl_xattr_set_enomem_changes_nothing);
+	tcase_add_test(tc, test_ctl_gate_per_user);
 	suite_add_tcase(s, tc);
 	return s;
 }
