@@ -18,7 +18,7 @@ prog=${0##*/}
 # shellcheck source-path=SCRIPTDIR source=benchlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
-ALL_TARGETS="tmpfs,plain,ram,ram-uring,file,ramfile,ptll,ptll-wb,mergerfs"
+ALL_TARGETS="tmpfs,plain,ram,ram-uring,file,ramfile,ptll,ptll-wb,mergerfs,null,null-wb"
 # libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 ALL_TESTS="seqwrite seqwrite4 seqread-cold seqread-warm randread-cold randread-warm randwrite"
@@ -59,6 +59,10 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
             with cc -O2), -f -o source=SRC, default options otherwise
   ptll-wb   the same with -o writeback (the kernel's writeback cache)
   mergerfs  mergerfs -f -o minfreespace=0 SRC, default options otherwise
+  null      the ceiling: nullfs.c beside this script (built at run time),
+            a FUSE server that copies each WRITE into pre-faulted memory
+            and does nothing else, on /dev/fuse
+  null-wb   the same with the kernel's writeback cache (as tierfs)
 DIR is a temporary directory under --file-dir, SRC a fresh tmpfs of twice
 --size.  ptll is skipped with a note when cc, pkg-config's fuse3 or the
 example is missing; mergerfs is installed with apt-get when missing (as
@@ -208,7 +212,7 @@ need_fuse=0
 for t in "${target_list[@]}"; do
 	case $t in
 	ram | ram-uring | file | ramfile) need_tierfs=1; need_fuse=1 ;;
-	ptll | ptll-wb | mergerfs) need_fuse=1 ;;
+	ptll | ptll-wb | mergerfs | null | null-wb) need_fuse=1 ;;
 	esac
 done
 if ((need_tierfs)); then
@@ -549,6 +553,20 @@ if [[ -n ${seen[ptll]:-} ]]; then
 		rm -f "$json_dir/passthrough_ll-build.log"
 fi
 
+# the ceiling server, built as its header says
+null_bin=$work/nullfs
+if [[ -n ${seen[null]:-}${seen[null-wb]:-} ]]; then
+	# shellcheck disable=SC2046 # pkg-config's flags are meant to split
+	if ! cc -O2 -o "$null_bin" "$(dirname "${BASH_SOURCE[0]}")/nullfs.c" \
+		$(pkg-config --cflags --libs fuse3) >"$json_dir/nullfs-build.log" 2>&1; then
+		sed 's/^/cc: /' "$json_dir/nullfs-build.log" >&2
+		skip null "cannot build nullfs.c (output above)"
+		skip null-wb "cannot build nullfs.c"
+		prune_targets
+	fi
+	[[ -s $json_dir/nullfs-build.log ]] || rm -f "$json_dir/nullfs-build.log"
+fi
+
 # numbers from a busy machine compare nothing: say so up front
 warn_if_busy
 t_start=$(date +%s)
@@ -604,6 +622,15 @@ for t in "${target_list[@]}"; do
 		peer_tmpfs ptll
 		peer_target ptll passthrough_ll \
 			"$ptll_bin" -f -o "source=$src" "$work/ptll" ;;
+	null | null-wb)
+		mkdir "$work/$t"
+		o=()
+		[[ $t == null-wb ]] && o=(-o writeback)
+		label[$t]="nullfs$([[ $t == null-wb ]] && echo " writeback") (ceiling)"
+		fuse_start "$t" "$work/$t.log" "$work/$t" "$null_bin" "${o[@]}" -f "$work/$t"
+		run_all_tests "$t" "$fuse_mnt"
+		fuse_stats "$t"
+		fuse_umount ;;
 	ptll-wb)
 		peer_tmpfs ptll-wb
 		peer_target ptll-wb "passthrough_ll writeback" \
