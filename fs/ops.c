@@ -19,6 +19,7 @@
  * address is never mistaken for an old inode.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,10 +182,13 @@ static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 	}
 }
 
+static void fh_free_all(void);
+
 static void tfs_destroy(void *userdata)
 {
 	migrator_stop(userdata);
 	kernel_stop(userdata);
+	fh_free_all();
 }
 
 /*
@@ -261,7 +265,44 @@ struct tfs_fh {
 	uint64_t seen;	/* writeback failures fsync and close reported */
 	uint64_t told;	/* ... and the one a write(2) was failed for */
 	bool direct;	/* opened write-through (FOPEN_DIRECT_IO) */
+	struct tfs_fh *prev, *next; /* fh_lock; the open handles */
 };
+
+/*
+ * Every open handle, so that those the kernel never released (files
+ * still open when the daemon ends: no RELEASE comes) are freed at
+ * destroy.  fh_lock guards the list only, and is taken alone.
+ */
+static pthread_mutex_t fh_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tfs_fh *fh_list;
+
+static void fh_free(struct tfs_fh *fh)
+{
+	if (!fh)
+		return;
+	pthread_mutex_lock(&fh_lock);
+	if (fh->prev)
+		fh->prev->next = fh->next;
+	else
+		fh_list = fh->next;
+	if (fh->next)
+		fh->next->prev = fh->prev;
+	pthread_mutex_unlock(&fh_lock);
+	free(fh);
+}
+
+/* The session ends: free the handles still open. */
+static void fh_free_all(void)
+{
+	pthread_mutex_lock(&fh_lock);
+	while (fh_list) {
+		struct tfs_fh *next = fh_list->next;
+
+		free(fh_list);
+		fh_list = next;
+	}
+	pthread_mutex_unlock(&fh_lock);
+}
 
 static struct tfs_fh *fh_of(const struct fuse_file_info *fi)
 {
@@ -401,6 +442,13 @@ static int fh_open(struct tierfs *fs, struct tfs_inode *inode,
 		return -ENOMEM;
 	fh->seen = fh->told = data_wb_sample(inode);
 	fh->direct = fi->direct_io;
+	fh->prev = NULL;
+	pthread_mutex_lock(&fh_lock);
+	fh->next = fh_list;
+	if (fh_list)
+		fh_list->prev = fh;
+	fh_list = fh;
+	pthread_mutex_unlock(&fh_lock);
 	fi->fh = (uintptr_t)fh;
 	return 0;
 }
@@ -429,7 +477,7 @@ static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		/* the open was interrupted: undo the lookup we counted */
 		inode_forget(fs, inode, 1);
-		free(fh_of(fi));
+		fh_free(fh_of(fi));
 	}
 }
 
@@ -478,7 +526,7 @@ static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fh_open(req_fs(req), inode, fi) < 0)
 		return tierfs_reply_err(req, -ENOMEM);
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		free(fh_of(fi)); /* interrupted: no release will come */
+		fh_free(fh_of(fi)); /* interrupted: no release will come */
 }
 
 /*
@@ -722,7 +770,7 @@ static void tfs_flush(fuse_req_t req, fuse_ino_t ino,
 static void tfs_release(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
-	free(fh_of(fi));
+	fh_free(fh_of(fi));
 	tierfs_reply_err(req, 0);
 }
 
