@@ -48,7 +48,8 @@ each cold job, so a cold read comes from the daemon or the device.
 Targets (--targets, in the order given; default $ALL_TARGETS):
   tmpfs     a fresh tmpfs of twice --size
   plain     a temporary directory under --plain-dir
-  ram       tierfs --tier ram=ram:RAM_BIG --transport dev
+  ram       tierfs --tier ram=ram:RAM_BIG (its default transport: /dev/fuse
+            unless the fuse module's enable_uring is on; the column says)
   ram-uring the same over FUSE over io_uring (--transport uring; as root
             the script switches the fuse module's enable_uring on for
             this target and back after it; skipped where it cannot)
@@ -474,7 +475,7 @@ run_all_tests()
 # proc_bytes FIELD: VmRSS/VmHWM of the current daemon in bytes, or n/a
 proc_bytes()
 {
-	awk -v f="$1:" '$1 == f { print $2 * 1024; found = 1 }
+	awk -v f="$1:" '$1 == f { printf "%d\n", $2 * 1024; found = 1 }
 		END { if (!found) print "n/a" }' "/proc/$fuse_pid/status" \
 		2>/dev/null || echo n/a
 }
@@ -512,6 +513,10 @@ tierfs_target()
 	label[$key]=$2
 	shift 2
 	tierfs_mount "$key" "$@"
+	local tr
+	tr=$(getfattr --only-values -n user.tierfs.stats "$fuse_mnt" 2>/dev/null |
+		sed -n 's/.* transport=\([a-z]*\).*/\1/p')
+	[[ -z $tr ]] || label[$key]="${label[$key]} [$tr]"
 	run_all_tests "$key" "$fuse_mnt"
 	fuse_stats "$key"
 	cp "$work/tierfs-$key.log" "$json_dir/" 2>/dev/null || true
@@ -601,7 +606,7 @@ for t in "${target_list[@]}"; do
 		rm -rf "$d" ;;
 	ram)
 		tierfs_target ram "tierfs RAM $(human "$ram_big_bytes")" \
-			--tier "ram=ram:$ram_big_bytes" --transport dev ;;
+			--tier "ram=ram:$ram_big_bytes" ;;
 	ram-uring)
 		uring_old=$(cat "$uring_param")
 		echo 1 >"$uring_param"
@@ -625,8 +630,11 @@ for t in "${target_list[@]}"; do
 	null | null-wb)
 		mkdir "$work/$t"
 		o=()
-		[[ $t == null-wb ]] && o=(-o writeback)
-		label[$t]="nullfs$([[ $t == null-wb ]] && echo " writeback") (ceiling)"
+		label[$t]="nullfs (ceiling)"
+		if [[ $t == null-wb ]]; then
+			o=(-o writeback)
+			label[$t]="nullfs writeback (ceiling)"
+		fi
 		fuse_start "$t" "$work/$t.log" "$work/$t" "$null_bin" "${o[@]}" -f "$work/$t"
 		run_all_tests "$t" "$fuse_mnt"
 		fuse_stats "$t"

@@ -19,7 +19,7 @@ prog=${0##*/}
 # shellcheck source-path=SCRIPTDIR source=benchlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
-ALL_TARGETS="tmpfs,plain,tierfs,tierfs-uring,ptll,mergerfs"
+ALL_TARGETS="tmpfs,plain,tierfs,tierfs-uring,tierfs-base,ptll,mergerfs"
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 
 usage()
@@ -42,13 +42,18 @@ Targets (--targets; default $ALL_TARGETS):
   tmpfs, plain (a directory under --plain-dir), tierfs (RAM 2G,
   --transport dev), tierfs-uring (the same, --transport uring; skipped
   without the kernel's enable_uring), ptll (libfuse's passthrough_ll
-  over a tmpfs), mergerfs (over a tmpfs).
+  over a tmpfs), mergerfs (over a tmpfs), tierfs-base (RAM 2G with
+  --base-bin, an older tierfs to compare with, its default transport;
+  only with --base-bin).
 
 Options:
   --bin PATH        the tierfs daemon (else \$TIERFS_BIN, else ./build/fs/tierfs)
+  --base-bin PATH   another tierfs, for target tierfs-base
   --rounds N        rounds (default 3)
   --n N             files and round trips per round (default 10000)
-  --tree-files N    files of the tar tree (default 20000)
+  --tree-files N    files of the tar tree (default 10000: passthrough_ll
+                    holds a descriptor per inode, and 20000 is the usual
+                    hard limit)
   --plain-dir DIR   default /var/tmp
   --targets LIST    subset of: $ALL_TARGETS
   -h, --help        this text
@@ -57,13 +62,15 @@ EOF
 
 rounds=3
 n=10000
-tree_files=20000
+tree_files=10000
 plain_dir=/var/tmp
-targets=$ALL_TARGETS
+targets=tmpfs,plain,tierfs,tierfs-uring,ptll,mergerfs
 bin=${TIERFS_BIN:-./build/fs/tierfs}
+base_bin=
 while (($#)); do
 	case $1 in
 	--bin) bin=${2:?}; shift ;;
+	--base-bin) base_bin=${2:?}; shift ;;
 	--rounds) rounds=${2:?}; shift ;;
 	--n) n=${2:?}; shift ;;
 	--tree-files) tree_files=${2:?}; shift ;;
@@ -89,11 +96,16 @@ skip() { skip_notes+=("target $1 skipped: $2"); unset "seen[$1]"; }
 [[ -n ${seen[tierfs-uring]:-} && ! -w $uring_param ]] &&
 	skip tierfs-uring "no writable $uring_param (a kernel before 6.14)"
 [[ -n ${seen[ptll]:-} && ! -r $PTLL_SRC ]] && skip ptll "$PTLL_SRC not found"
+[[ -n ${seen[tierfs-base]:-} && -z $base_bin ]] && skip tierfs-base "no --base-bin"
 [[ -n ${seen[mergerfs]:-} ]] && ! command -v mergerfs >/dev/null &&
 	skip mergerfs "mergerfs is not installed (apt-get install mergerfs)"
 keep=()
 for t in "${target_list[@]}"; do [[ -n ${seen[$t]:-} ]] && keep+=("$t"); done
 target_list=("${keep[@]}")
+
+# passthrough_ll keeps a descriptor open for every inode it has seen:
+# the tree takes more than the usual 1024
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 work=$(make_work meta-table)
 fuse_mnt=
@@ -140,13 +152,14 @@ PY
 tar -C "$work" -cf "$tree_tar" tree
 rm -rf "$work/tree"
 
-# fuse_up NAME CMD...: start a FUSE daemon in the foreground, wait for it
+# fuse_up DIR NAME CMD...: start the FUSE daemon CMD (in the foreground)
+# on $work/DIR, its log in $work/NAME.log, and wait for the mount
 fuse_up()
 {
 	local i
 	fuse_mnt=$work/$1
 	fuse_name=$2
-	shift
+	shift 2
 	mkdir -p "$fuse_mnt"
 	"$@" >"$work/$fuse_name.log" 2>&1 &
 	fuse_pid=$!
@@ -179,6 +192,9 @@ mount_target()
 		rm_dirs+=("$dir") ;;
 	tierfs)
 		fuse_up tierfs tierfs "$bin" -f --tier ram=ram:2G --transport dev "$work/tierfs"
+		dir=$fuse_mnt ;;
+	tierfs-base)
+		fuse_up tierfs-base tierfs-base "$base_bin" -f --tier ram=ram:2G "$work/tierfs-base"
 		dir=$fuse_mnt ;;
 	tierfs-uring)
 		uring_old=$(cat "$uring_param")
@@ -243,9 +259,12 @@ for ((r = 1; r <= rounds; r++)); do
 		out=$("$mb" unlink "$dir/m" "$n")
 		add "$t" unlink "$(field rate "$out")"
 		s=$(date +%s.%N)
-		tar -C "$dir" -xf "$tree_tar"
-		e=$(date +%s.%N)
-		add "$t" tar "$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.2f", b - a }')"
+		if tar -C "$dir" -xf "$tree_tar"; then
+			e=$(date +%s.%N)
+			add "$t" tar "$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.2f", b - a }')"
+		else
+			warn "tar -xf failed on $t"
+		fi
 		s=$(date +%s.%N)
 		rm -rf "$dir/tree"
 		e=$(date +%s.%N)
@@ -264,8 +283,12 @@ printf '\n'
 for row in $ROWS; do
 	printf '| %s |' "$(row_label "$row")"
 	ref=
-	[[ -n ${seen[tmpfs]:-} ]] && ref=$(median "${vals[tmpfs,$row]}")
+	[[ -n ${seen[tmpfs]:-} ]] && ref=$(median "${vals[tmpfs,$row]:-}")
 	for t in "${target_list[@]}"; do
+		if [[ -z ${vals[$t,$row]:-} ]]; then
+			printf ' failed |'
+			continue
+		fi
 		m=$(median "${vals[$t,$row]}")
 		if [[ -n $ref && $t != tmpfs ]]; then
 			printf ' %s (%sx) |' "$m" "$(awk -v a="$m" -v b="$ref" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
