@@ -50,6 +50,7 @@
 #include "fs.h"
 #include "log.h"
 #include "macro.h"
+#include "tsan.h"
 #include "banned.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546 /* linux/magic.h */
@@ -134,9 +135,14 @@ void kernel_note_request(struct tierfs *fs, const void *buf, size_t n)
  * The read hook: read one request, as libfuse would, and note what 3.14
  * would drop.  errno is left as read() set it.
  */
+/* Replies happen before the requests that follow them (tsan.h). */
+char kernel_tsan_sync;
+
 ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	ssize_t n = read(fd, buf, len);
+
+	TSAN_ACQUIRE(&kernel_tsan_sync);
 
 	if (n >= 0)
 		kernel_note_request(userdata, buf, (size_t)n);
@@ -158,6 +164,7 @@ ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
 	size_t uring_payload = 0;
 	ssize_t r;
 
+	TSAN_RELEASE(&kernel_tsan_sync);
 	/* a reply to a request that came over io_uring goes back there */
 	if (kernel_uring_reply(iov, count, &r))
 		return r;

@@ -25,6 +25,11 @@ ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
  * offer).  From both transports, on the thread that handles it. */
 void kernel_note_request(struct tierfs *fs, const void *buf, size_t len);
 
+/* The address replies and requests meet at for ThreadSanitizer
+ * (util/tsan.h): released before every reply, acquired after every
+ * request, on both transports. */
+extern char kernel_tsan_sync;
+
 /* kernel_uring.c */
 struct tierfs;
 struct fuse_session;

@@ -71,6 +71,7 @@
 #include "fs.h"
 #include "log.h"
 #include "macro.h"
+#include "tsan.h"
 #include "banned.h"
 
 /* ---- the kernel's ABI (include/uapi/linux/fuse.h, 7.42+) ---- */
@@ -437,6 +438,7 @@ static void *ur_main(void *arg)
 			break;
 		res = cqe->res;
 		io_uring_cqe_seen(&t->ring, cqe);
+		TSAN_ACQUIRE(&kernel_tsan_sync);
 		if (res < 0) {
 			r = res;
 			break;

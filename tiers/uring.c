@@ -35,6 +35,7 @@
 #define VALGRIND_MAKE_MEM_DEFINED(addr, len) ((void)(addr), (void)(len))
 #endif
 
+#include "tsan.h"
 #include "banned.h"
 
 /*
@@ -72,10 +73,14 @@ static unsigned live_rings;  /* rings set up, all threads */
 static bool kernel_no_uring; /* io_uring_queue_init() said ENOSYS/EPERM */
 static bool forced_fallback; /* uring_set_sync_fallback() */
 
+/* the address the unmap and a later mapping meet at (tsan.h) */
+static char ring_reuse_sync;
+
 static void ring_free(struct uring_thread *u)
 {
 	if (!u)
 		return;
+	TSAN_RELEASE(&ring_reuse_sync);
 	io_uring_queue_exit(&u->ring);
 	free(u);
 	__atomic_sub_fetch(&live_rings, 1, __ATOMIC_RELAXED);
@@ -146,6 +151,8 @@ static int ring_setup(struct io_uring *ring)
 					IORING_SETUP_DEFER_TASKRUN);
 	if (r == -EINVAL)
 		r = io_uring_queue_init(URING_DEPTH, ring, 0);
+	/* the kernel may map it where an exited thread's ring was */
+	TSAN_ACQUIRE(&ring_reuse_sync);
 	return r;
 }
 
