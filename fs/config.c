@@ -474,6 +474,7 @@ int options_load_config(struct tierfs_options *opt, char *err,
 	opt->no_migrate |= s.file.no_migrate;
 	opt->no_writeback_cache |= s.file.no_writeback_cache;
 	opt->no_kernel_features |= s.file.no_kernel_features;
+	opt->no_splice |= s.file.no_splice;
 	if (!opt->transport_set) {
 		opt->transport = s.file.transport;
 		opt->transport_set = s.file.transport_set;

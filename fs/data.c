@@ -29,7 +29,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -40,6 +42,7 @@
 #include "fs.h"
 #include "inode.h"
 #include "log.h"
+#include "never.h"
 #include "placement.h"
 #include "heat.h"
 #include "testhook.h"
@@ -179,6 +182,134 @@ struct wstate {
 	uint64_t stored_end; /* file offset past the last byte stored */
 };
 
+/*
+ * The source of a write (struct data_src, data.h).  Pieces are taken in
+ * order; a pipe's piece is read either straight into tier memory
+ * (src_write()) or into the bounce buffer (src_piece()), once.
+ *
+ * The bounce buffer is per thread, grown to the largest piece seen (at
+ * most the largest WRITE, 1 MiB) and freed when the thread exits.
+ */
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+static __thread char *t_bounce;
+static __thread size_t t_bounce_cap;
+
+static void bounce_key_make(void)
+{
+	if (pthread_key_create(&bounce_key, free) != 0)
+		log_err("cannot make a key for the per-thread write buffers; they stay allocated when threads exit");
+}
+
+static char *bounce_get(size_t n)
+{
+	char *p;
+
+	if (n <= t_bounce_cap)
+		return t_bounce;
+	pthread_once(&bounce_once, bounce_key_make);
+	p = realloc(t_bounce, n);
+	if (!p)
+		return NULL;
+	t_bounce = p;
+	t_bounce_cap = n;
+	(void)pthread_setspecific(bounce_key, p);
+	return p;
+}
+
+/* Read exactly @n bytes of @fd into @p.  Return: 0 or -EIO. */
+static int read_full(int fd, char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = read(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * The @n bytes of the write at @at, in memory: the caller's buffer, or
+ * the pipe's next piece read into the bounce buffer (once: the same
+ * piece asked for again is still there).
+ * Return: the bytes, or NULL with @src->broken set when the pipe failed
+ * or no bounce buffer could be had (the pipe is then given up, so that
+ * nothing reads it out of order).
+ */
+static const char *src_piece(struct data_src *src, size_t at, size_t n)
+{
+	char *b;
+
+	if (src->mem)
+		return src->mem + at;
+	if (src->cur_at == at)
+		return src->bounce;
+	if (src->broken || NEVER(src->next != at))
+		goto broken;
+	b = bounce_get(n);
+	if (!b || read_full(src->fd, b, n) < 0)
+		goto broken;
+	src->next = at + n;
+	src->cur_at = at;
+	src->bounce = b;
+	return b;
+broken:
+	src->broken = true;
+	return NULL;
+}
+
+/*
+ * tier_write() of the write's @n bytes at @at to @slot of @t at @off:
+ * from a pipe straight into the tier's memory where it lends it.
+ * Return: as tier_write(); -EIO with @src->broken set when the source
+ * failed (the tier is not to blame).
+ */
+static ssize_t src_write(struct data_src *src, struct tier *t, uint32_t slot,
+			 uint64_t off, size_t at, size_t n)
+{
+	const char *p;
+
+	if (src->fd >= 0 && !src->mem && src->cur_at != at && !src->broken &&
+	    src->next == at) {
+		ssize_t r = tier_write_fd(t, slot, off, src->fd, n);
+
+		if (r != -EOPNOTSUPP) {
+			if (r < 0)
+				src->broken = true;
+			else
+				src->next = at + n;
+			return r;
+		}
+	}
+	p = src_piece(src, at, n);
+	if (!p)
+		return -EIO;
+	return tier_write(t, slot, off, p, n);
+}
+
+/* The piece at @at is done with: a pipe's bytes that nothing took are
+ * read and dropped, so that the next piece starts where it should. */
+static void src_skip(struct data_src *src, size_t at, size_t n)
+{
+	if (!src->mem && !src->broken && src->next < at + n)
+		(void)src_piece(src, at, n);
+}
+
+/* At the end of a write: empty the pipe of what was not taken. */
+static void src_drain(struct data_src *src, size_t len)
+{
+	while (!src->mem && !src->broken && src->next < len) {
+		size_t n = MIN(len - src->next, (size_t)1 << 20);
+
+		(void)src_piece(src, src->next, n);
+	}
+}
+
 /* [@off, @end) was not stored: -errno @err.  i_dlock exclusive. */
 static void w_fail(struct tierfs *fs, struct tfs_inode *inode,
 		   struct wstate *w, uint64_t off, uint64_t end, int err)
@@ -267,7 +398,7 @@ static size_t write_held(struct tierfs *fs, struct tfs_inode *inode,
  * count); w->err and the lost ranges say the rest.
  */
 static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
-			    const struct policy *pol, const char *buf,
+			    const struct policy *pol, struct data_src *src,
 			    size_t len, uint64_t off, struct wstate *w)
 {
 	uint32_t now = tierfs_tick(fs);
@@ -289,9 +420,13 @@ static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
 			/* the units it lacks, here or on a tier with room */
 			r = extent_grow(fs, inode, idx, pol, eoff, n);
 			if (r < 0) {
-				size_t k = write_held(fs, inode, idx,
-						      buf + pos_done, eoff, n,
-						      r, w);
+				const char *p = src_piece(src, pos_done, n);
+				size_t k;
+
+				if (!p)
+					goto src_failed;
+				k = write_held(fs, inode, idx, p, eoff, n, r,
+					       w);
 
 				if (!gap)
 					done += k;
@@ -302,8 +437,10 @@ static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
 			}
 			e = extent_map_lookup(&inode->i_map, idx);
 			e->wgen = ++inode->i_wgen;
-			wr = tier_write(fs->tiers[e->tier], e->slot, eoff,
-					buf + pos_done, n);
+			wr = src_write(src, fs->tiers[e->tier], e->slot, eoff,
+				       pos_done, n);
+			if (wr < 0 && src->broken)
+				goto src_failed;
 			if (wr < 0) {
 				w_fail(fs, inode, w, pos, pos + n,
 				       tier_fail(fs, e->tier, inode, pos,
@@ -328,10 +465,14 @@ static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
 						 eoff, n, &r);
 				if (!e)
 					break;
-				wr = tier_write(fs->tiers[e->tier], e->slot,
-						eoff, buf + pos_done, n);
+				wr = src_write(src, fs->tiers[e->tier],
+					       e->slot, eoff, pos_done, n);
 				if (wr >= 0)
 					break;
+				if (src->broken) {
+					extent_drop(fs, inode, idx);
+					goto src_failed;
+				}
 				werr = tier_fail(fs, e->tier, inode, pos,
 						 "write", (int)wr);
 				failed |= 1u << e->tier;
@@ -355,8 +496,22 @@ static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
 		if (!gap)
 			done += n;
 next:
+		src_skip(src, pos_done, n);
+		if (src->broken) {
+			/* skipped bytes that could not be read: not lost,
+			 * they were never to be stored */
+			break;
+		}
 		pos_done += n;
 	}
+	src_drain(src, len);
+	return done;
+
+src_failed:
+	/* the pipe failed: nothing from here on can be had */
+	log_err("a write to inode %llu at offset %llu could not be read from its request pipe; it fails with EIO",
+		(unsigned long long)inode->i_ino, (unsigned long long)off);
+	w_fail(fs, inode, w, off + pos_done, off + len, -EIO);
 	return done;
 }
 
@@ -381,17 +536,27 @@ static void write_done(struct tfs_inode *inode, const struct wstate *w)
 ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		   const char *buf, size_t len, uint64_t off)
 {
+	struct data_src src = DATA_SRC_MEM(buf);
+
+	return data_write_src(fs, inode, &src, len, off);
+}
+
+ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
+		       struct data_src *src, size_t len, uint64_t off)
+{
 	struct wstate w = { .all = false };
 	struct policy pol;
 	size_t done;
 
-	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
+		src_drain(src, len);
 		return -EFBIG;
+	}
 	/* before the data lock: resolving takes ns_lock, which comes first */
 	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	/* a short write-through stores nothing past its count */
-	done = write_extents(fs, inode, &pol, buf, len, off, &w);
+	done = write_extents(fs, inode, &pol, src, len, off, &w);
 	write_done(inode, &w);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return done > 0 ? (ssize_t)done : w.err;
@@ -400,6 +565,16 @@ ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 int data_writeback(struct tierfs *fs, struct tfs_inode *inode,
 		   const char *buf, size_t len, uint64_t off,
 		   uint64_t *ret_lost, bool *ret_first)
+{
+	struct data_src src = DATA_SRC_MEM(buf);
+
+	return data_writeback_src(fs, inode, &src, len, off, ret_lost,
+				  ret_first);
+}
+
+int data_writeback_src(struct tierfs *fs, struct tfs_inode *inode,
+		       struct data_src *src, size_t len, uint64_t off,
+		       uint64_t *ret_lost, bool *ret_first)
 {
 	struct wstate w = { .all = true };
 	struct policy pol;
@@ -410,11 +585,12 @@ int data_writeback(struct tierfs *fs, struct tfs_inode *inode,
 		/* the kernel never sends one; nothing to record it in */
 		*ret_lost = len;
 		*ret_first = true;
+		src_drain(src, len);
 		return -EFBIG;
 	}
 	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
-	(void)write_extents(fs, inode, &pol, buf, len, off, &w);
+	(void)write_extents(fs, inode, &pol, src, len, off, &w);
 	write_done(inode, &w);
 	if (w.err && inode->i_wb)
 		inode->i_wb->fail_bytes += w.lost;

@@ -66,6 +66,33 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		  size_t len, uint64_t off);
 ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		   const char *buf, size_t len, uint64_t off);
+/*
+ * Where a write's bytes come from (data_write_src(), data_writeback_src()):
+ * @mem, or when @mem is NULL the pipe @fd, which holds exactly the
+ * write's bytes (a WRITE spliced from /dev/fuse, kernel.c).  A pipe is
+ * read once, in order: straight into tier memory where the tier lends it
+ * (tier_write_fd(), one copy per byte), else into a per-thread bounce
+ * buffer first.  After the call the pipe is empty -- what the write did
+ * not store is read and dropped -- unless @broken: a read from it
+ * failed, its contents are unknown, and the caller must not reuse it.
+ * The other fields are data.c's.
+ */
+struct data_src {
+	const char *mem;
+	int fd;
+	bool broken;
+	size_t next;	    /* bytes taken from @fd so far */
+	size_t cur_at;	    /* the piece the bounce buffer holds, or SIZE_MAX */
+	const char *bounce; /* that buffer */
+};
+#define DATA_SRC_MEM(p) ((struct data_src){ .mem = (p), .fd = -1, .cur_at = SIZE_MAX })
+#define DATA_SRC_PIPE(f) ((struct data_src){ .fd = (f), .cur_at = SIZE_MAX })
+/* data_write() and data_writeback() of the bytes @src gives. */
+ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
+		       struct data_src *src, size_t len, uint64_t off);
+int data_writeback_src(struct tierfs *fs, struct tfs_inode *inode,
+		       struct data_src *src, size_t len, uint64_t off,
+		       uint64_t *ret_lost, bool *ret_first);
 /**
  * data_read_begin() - gather a read of @len bytes at @off into @iov
  * without copying where a tier lends its memory (RAM): the pieces point

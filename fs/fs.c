@@ -304,6 +304,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	size_t len = 0, cap = 1024;
 	char *buf = malloc(cap);
 	struct migrate_stats ms;
+	uint64_t spliced_b, spliced_w = kernel_spliced_writes(&spliced_b);
 	int r = 0;
 
 	if (!buf)
@@ -357,6 +358,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
 			    "killpriv_v2=%d dirty_limit=%llu dirty_limit_asked=%llu "
 			    "writeback_errors=%llu transport=%s uring_requests=%llu uring_threads=%u "
+			    "spliced_writes=%llu spliced_bytes=%llu "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
 			    "rss=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
@@ -364,6 +366,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
 			    LD(LOAD(fs->wb_errors)), kernel_uring_transport(),
 			    LD(kernel_uring_requests()), kernel_uring_threads(),
+			    LD(spliced_w), LD(spliced_b),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
 	if (r < 0) {

@@ -32,6 +32,7 @@
  * writeback cache for the whole mount.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fuse.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -132,20 +133,251 @@ void kernel_note_request(struct tierfs *fs, const void *buf, size_t n)
 }
 
 /*
- * The read hook: read one request, as libfuse would, and note what 3.14
- * would drop.  errno is left as read() set it.
+ * Splice, on the /dev/fuse transport: every reader thread has a pipe,
+ * and each request is spliced into it -- the kernel hands over a
+ * WRITE's page-cache pages by reference, copying nothing -- and read
+ * out of it again: whole, or for a WRITE carrying at least a page only
+ * its two headers, the data staying in the pipe for the handler, who
+ * reads it straight into tier memory (kernel_req_pipe(), data_src in
+ * data.h).  One copy per written byte instead of two.
+ *
+ * libfuse 3.14 has a splice path of its own (write_buf), but it reads
+ * the headers itself, past the read hook, so the flags noted above
+ * would be lost; tierfs has no write_buf and libfuse never splices.  To
+ * libfuse a request read here looks whole: the length it is told is
+ * the request's, and the bytes past the headers of a WRITE whose data
+ * stayed in the pipe are left as they were in its buffer (the handler
+ * never looks at them; only tfs_write() gets such a request).
+ *
+ * A pipe must hold the largest request whole (splice_setup() sees to
+ * it, at INIT); a thread whose pipe cannot be made that big reads as
+ * before.  Off with --no-splice, and on the io_uring transport (its
+ * /dev/fuse readers get only the odd FORGET or interrupt).
+ *
+ * Ownership: the pipe is its thread's; @held is set by the read hook
+ * and cleared by the handler of the same request on the same thread.
+ */
+#define SPLICE_HDR (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
+#define SPLICE_MIN (SPLICE_HDR + 4096) /* smaller: read it all at once */
+
+static __thread struct {
+	int r, w;    /* the pipe's ends, -1 until made */
+	bool off;    /* this thread reads without it */
+	size_t held; /* a WRITE's bytes still in the pipe */
+} t_pipe = { -1, -1, false, 0 };
+
+/* WRITEs whose data stayed in a pipe, and their bytes (stats). */
+static struct {
+	uint64_t writes, bytes;
+} spliced;
+
+uint64_t kernel_spliced_writes(uint64_t *ret_bytes)
+{
+	*ret_bytes = __atomic_load_n(&spliced.bytes, __ATOMIC_RELAXED);
+	return __atomic_load_n(&spliced.writes, __ATOMIC_RELAXED);
+}
+
+static pthread_key_t pipe_key;
+static pthread_once_t pipe_once = PTHREAD_ONCE_INIT;
+
+static void pipe_close(void)
+{
+	if (t_pipe.r >= 0) {
+		close(t_pipe.r);
+		close(t_pipe.w);
+	}
+	t_pipe.r = t_pipe.w = -1;
+	t_pipe.held = 0;
+}
+
+/* At thread exit (the key's value is just a marker). */
+static void pipe_key_done(void *unused)
+{
+	(void)unused;
+	pipe_close();
+}
+
+static void pipe_key_make(void)
+{
+	if (pthread_key_create(&pipe_key, pipe_key_done) != 0)
+		log_err("cannot make a key for the splice pipes; a reader thread's pipe stays open when it exits");
+}
+
+/*
+ * The size of every reader's pipe, set at INIT (splice_setup()), or 0:
+ * no splice.  Atomic: readers that started before INIT read it.
+ */
+static int splice_pipe_size;
+
+/*
+ * At INIT: can a pipe hold the largest request?  The kernel splices a
+ * request whole or fails it -- EIO to the program -- so a pipe needs a
+ * slot per page of data, one more for a write that does not start on a
+ * page, and one for the headers.  Without CAP_SYS_RESOURCE a pipe grows
+ * to /proc/sys/fs/pipe-max-size (1 MiB, 256 slots) at most: then the
+ * WRITEs are made to fit (*@max_write lowered to 254 pages), as long as
+ * that leaves them at 64 KiB or more.
+ */
+static void splice_setup(struct tierfs *fs, uint32_t *max_write)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	long want = (long)*max_write + 2 * pg;
+	long slots;
+	int fds[2], got;
+
+	__atomic_store_n(&splice_pipe_size, 0, __ATOMIC_RELAXED);
+	if (fs->opt.no_splice || (fs->kern_added & KFUSE_OVER_IO_URING) ||
+	    pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	if (fcntl(fds[1], F_SETPIPE_SZ, (int)want) < 0)
+		(void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+	got = fcntl(fds[1], F_GETPIPE_SZ);
+	close(fds[0]);
+	close(fds[1]);
+	slots = got > 0 ? got / pg : 0;
+	if (slots - 2 < 16) {
+		log_debug("splice off: a pipe holds %d bytes", got);
+		return;
+	}
+	if ((slots - 2) * pg < (long)*max_write)
+		*max_write = (uint32_t)((slots - 2) * pg);
+	__atomic_store_n(&splice_pipe_size, got, __ATOMIC_RELAXED);
+	log_debug("splice on: pipes of %d bytes, writes up to %u", got,
+		  *max_write);
+}
+
+/* This thread's pipe, made on first use (as large as splice_setup()
+ * found one can be).  Return: true, or false when this thread reads. */
+static bool pipe_ready(void)
+{
+	int want = __atomic_load_n(&splice_pipe_size, __ATOMIC_RELAXED);
+	int fds[2], got;
+
+	if (t_pipe.r >= 0)
+		return true;
+	if (t_pipe.off || !want)
+		return false;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		t_pipe.off = true;
+		return false;
+	}
+	got = fcntl(fds[1], F_SETPIPE_SZ, want);
+	if (got < want) {
+		/* the kernel fails a request that does not fit (EIO to the
+		 * program): read instead */
+		close(fds[0]);
+		close(fds[1]);
+		t_pipe.off = true;
+		return false;
+	}
+	pthread_once(&pipe_once, pipe_key_make);
+	(void)pthread_setspecific(pipe_key, &t_pipe);
+	t_pipe.r = fds[0];
+	t_pipe.w = fds[1];
+	return true;
+}
+
+/* Read exactly @n bytes of @fd into @p: 0, or -1 with errno (EIO when
+ * the pipe ran dry, which the kernel's whole-request splice rules out). */
+static int read_all(int fd, char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = read(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* One request through the pipe, as described above; as read() returns. */
+static ssize_t splice_request(int fd, char *buf, size_t len)
+{
+	const struct fuse_in_header *h = (const void *)buf;
+	ssize_t n = splice(fd, NULL, t_pipe.w, NULL, len, 0);
+	size_t first;
+	int e;
+
+	if (n < 0) {
+		if (errno == EINVAL) {
+			/* this fd cannot splice: read from now on */
+			pipe_close();
+			t_pipe.off = true;
+			return read(fd, buf, len);
+		}
+		return -1;
+	}
+	first = (size_t)n < SPLICE_MIN ? (size_t)n : SPLICE_HDR;
+	if (read_all(t_pipe.r, buf, first) < 0)
+		goto broken;
+	if ((size_t)n > first) {
+		if (h->opcode == FUSE_WRITE) {
+			t_pipe.held = (size_t)n - first;
+			__atomic_add_fetch(&spliced.writes, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&spliced.bytes, t_pipe.held,
+					   __ATOMIC_RELAXED);
+		}
+		else if (read_all(t_pipe.r, buf + first, (size_t)n - first) < 0)
+			goto broken;
+	}
+	return n;
+broken:
+	e = errno;
+	log_err("cannot read a request back from its splice pipe: %s", strerror(e));
+	pipe_close();
+	t_pipe.off = true;
+	errno = e;
+	return -1;
+}
+
+bool kernel_req_pipe(int *ret_fd, size_t *ret_len)
+{
+	if (!t_pipe.held)
+		return false;
+	*ret_fd = t_pipe.r;
+	*ret_len = t_pipe.held;
+	return true;
+}
+
+void kernel_req_pipe_done(bool emptied)
+{
+	if (emptied)
+		t_pipe.held = 0;
+	else
+		pipe_close(); /* a fresh one for the next request */
+}
+
+/*
+ * The read hook: read one request, as libfuse would (through the pipe
+ * above where it can), and note what 3.14 would drop.  errno is left as
+ * read() set it.
  */
 /* Replies happen before the requests that follow them (tsan.h). */
 char kernel_tsan_sync;
 
 ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
 {
-	ssize_t n = read(fd, buf, len);
+	ssize_t n;
+
+	/* bytes a handler did not take never prefix the next request */
+	if (t_pipe.held)
+		pipe_close();
+	if (len >= SPLICE_MIN && pipe_ready())
+		n = splice_request(fd, buf, len);
+	else
+		n = read(fd, buf, len);
 
 	TSAN_ACQUIRE(&kernel_tsan_sync);
 
 	if (n >= 0)
-		kernel_note_request(userdata, buf, (size_t)n);
+		kernel_note_request(userdata, buf, MIN((size_t)n, len));
 	else
 		t_kill_suidgid = false;
 	return n;
@@ -473,6 +705,7 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	splice_setup(fs, &conn->max_write);
 	log_debug("kernel offered %#llx; added %#llx; writeback cache %s",
 		  (unsigned long long)fs->kern_offered,
 		  (unsigned long long)add, fs->writeback ? "on" : "off");

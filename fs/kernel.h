@@ -69,6 +69,17 @@ void kernel_stop(struct tierfs *fs);
 /* Did the request being handled on this thread ask us to clear suid/sgid
  * (FUSE_WRITE_KILL_SUIDGID on a write, FATTR_KILL_SUIDGID on a setattr)? */
 bool kernel_req_kill_suidgid(void);
+/*
+ * For the WRITE this thread handles: true when its data is still in the
+ * thread's splice pipe (kernel.c), with the pipe's read end and the
+ * byte count; the data in the request's buffer is then not there.  The
+ * handler reads all of it (struct data_src) and calls
+ * kernel_req_pipe_done(): @emptied false when the pipe's contents are
+ * unknown (it is replaced).  False for requests read whole and for every
+ * request over io_uring.
+ */
+bool kernel_req_pipe(int *ret_fd, size_t *ret_len);
+void kernel_req_pipe_done(bool emptied);
 
 /**
  * kernel_space_low() - is less free space left for @avail than the page
@@ -129,6 +140,9 @@ bool kernel_uring_enabled(void);
 const char *kernel_uring_transport(void);
 /* Requests served over io_uring so far, and the threads serving them. */
 uint64_t kernel_uring_requests(void);
+/* WRITEs handed over in a splice pipe (kernel.c), and *@ret_bytes,
+ * their bytes. */
+uint64_t kernel_spliced_writes(uint64_t *ret_bytes);
 unsigned kernel_uring_threads(void);
 
 #endif /* TIERFS_KERNEL_H */

@@ -54,6 +54,8 @@ static void usage(FILE *f)
 		"                               (default 1/128 of memory; 0 = none)\n"
 		"  --no-writeback-cache         send every write(2) to the daemon at once\n"
 		"  --no-kernel-features         ask only for what libfuse asks for\n"
+		"  --no-splice                  read /dev/fuse requests whole (two\n"
+		"                               copies per written byte)\n"
 		"  --transport auto|uring|dev   FUSE over io_uring where the kernel offers\n"
 		"                               it (auto, default), required, or never\n"
 		"  -o OPT[,OPT...]              FUSE mount options (allow_other, ...);\n"

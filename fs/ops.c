@@ -37,6 +37,7 @@
 #include "xattr.h"
 #include "ctl.h"
 #include "kernel.h"
+#include "never.h"
 #include "migrate.h"
 #include "quota.h"
 #include "macro.h"
@@ -678,10 +679,21 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	struct tierfs *fs = req_fs(req);
 	struct tfs_inode *inode = ino_get(req, ino);
 	struct tfs_fh *fh = fh_of(fi);
+	struct data_src src = DATA_SRC_MEM(buf);
 	bool inval = false;
 	uint64_t blocks = 0;
+	size_t held;
 	ssize_t r;
 
+	/* the data may still be in the splice pipe (kernel.c): then @buf
+	 * holds only the headers, and the pipe has to be emptied */
+	if (kernel_req_pipe(&src.fd, &held)) {
+		src.mem = NULL;
+		if (NEVER(held != size)) {
+			kernel_req_pipe_done(false);
+			return tierfs_reply_err(req, -EIO);
+		}
+	}
 	/* before the data, as a local filesystem does */
 	if (kernel_req_kill_suidgid()) {
 		struct ns_cred cred = req_cred(req);
@@ -702,8 +714,10 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		 * kernel's own invalidation.
 		 */
 		blocks = data_blocks(fs, inode);
-		err = data_writeback(fs, inode, buf, size, (uint64_t)off,
-				     &lost, &first);
+		err = data_writeback_src(fs, inode, &src, size, (uint64_t)off,
+					 &lost, &first);
+		if (!src.mem)
+			kernel_req_pipe_done(!src.broken);
 		if (err < 0) {
 			__atomic_add_fetch(&fs->wb_errors, 1,
 					   __ATOMIC_RELAXED);
@@ -723,7 +737,9 @@ static void tfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_write(req, size);
 		return;
 	}
-	r = data_write(fs, inode, buf, size, (uint64_t)off);
+	r = data_write_src(fs, inode, &src, size, (uint64_t)off);
+	if (!src.mem)
+		kernel_req_pipe_done(!src.broken);
 	if (inval)
 		kernel_inval_attr_sync(fs, inode);
 	if (r < 0)

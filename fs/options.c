@@ -207,6 +207,8 @@ static bool *flag_key(struct tierfs_options *opt, const char *key)
 		return &opt->no_writeback_cache;
 	if (!strcmp(key, "no_kernel_features"))
 		return &opt->no_kernel_features;
+	if (!strcmp(key, "no_splice"))
+		return &opt->no_splice;
 	return NULL;
 }
 
@@ -420,7 +422,7 @@ static const char *global_long(const char *a)
 		"--migrate-bw", "--heat-half-life", "--promote-passes",
 		"--dirty-max", "--max-inodes", "--max-xattr-bytes",
 		"--no-migrate", "--no-writeback-cache", "--no-kernel-features",
-		"--transport",
+		"--no-splice", "--transport",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

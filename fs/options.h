@@ -82,6 +82,8 @@ struct tierfs_options {
 	 */
 	bool no_writeback_cache;
 	bool no_kernel_features;
+	/* read /dev/fuse requests whole: no splice pipe (kernel.c) */
+	bool no_splice;
 	uint64_t dirty_max;
 	/*
 	 * How requests reach the daemon (kernel_uring.c): FUSE over

@@ -1316,6 +1316,35 @@ int tier_punch(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 	return 0;
 }
 
+ssize_t tier_write_fd(struct tier *t, uint32_t slot, uint64_t off, int fd,
+		      size_t len)
+{
+	char *p;
+	size_t done = 0;
+
+	if (NEVER(!range_ok(t, slot, off, len)) ||
+	    NEVER(!range_held(t, slot, off, len)))
+		return -EIO;
+	if (!t->ops->direct || t->csum ||
+	    __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	p = t->ops->direct(t, slot, off);
+	if (!p)
+		return -EOPNOTSUPP;
+	while (done < len) {
+		ssize_t n = read(fd, p + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->stats.write_bytes, len, __ATOMIC_RELAXED);
+	return (ssize_t)len;
+}
+
 const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 			     size_t len)
 {

@@ -495,6 +495,17 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		  size_t len);
 ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 		   const void *buf, size_t len);
+/**
+ * tier_write_fd() - tier_write() of @len bytes read from the pipe @fd
+ * straight into the tier's memory: one copy, where the tier lends its
+ * memory as for tier_read_direct() (RAM) and keeps no checksums.
+ * Return: @len; -EOPNOTSUPP, having read nothing, where the tier cannot
+ * (read the bytes into memory and use tier_write()); -EIO when @fd
+ * failed or ended early: part of the bytes was read, the range holds a
+ * mix of old and new bytes, and @fd's position is unknown.
+ */
+ssize_t tier_write_fd(struct tier *t, uint32_t slot, uint64_t off, int fd,
+		      size_t len);
 /* Zero @len bytes at @off of @slot, all held (writes zeros: one write,
  * all or nothing, up to 1 GiB; in 64 KiB steps beyond). */
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len);

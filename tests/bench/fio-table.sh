@@ -18,7 +18,7 @@ prog=${0##*/}
 # shellcheck source-path=SCRIPTDIR source=benchlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
-ALL_TARGETS="tmpfs,plain,ram,ram-uring,file,ramfile,ptll,ptll-wb,mergerfs,null,null-wb"
+ALL_TARGETS="tmpfs,plain,ram,ram-nosplice,ram-uring,file,ramfile,ptll,ptll-wb,mergerfs,null,null-splice,null-wb,null-wb-splice"
 # libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 ALL_TESTS="seqwrite seqwrite4 seqread-cold seqread-warm randread-cold randread-warm randwrite"
@@ -50,6 +50,8 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
   plain     a temporary directory under --plain-dir
   ram       tierfs --tier ram=ram:RAM_BIG (its default transport: /dev/fuse
             unless the fuse module's enable_uring is on; the column says)
+  ram-nosplice the same with --no-splice: each /dev/fuse request read
+            whole, two copies per written byte (as before splice)
   ram-uring the same over FUSE over io_uring (--transport uring; as root
             the script switches the fuse module's enable_uring on for
             this target and back after it; skipped where it cannot)
@@ -64,6 +66,9 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
             a FUSE server that copies each WRITE into pre-faulted memory
             and does nothing else, on /dev/fuse
   null-wb   the same with the kernel's writeback cache (as tierfs)
+  null-splice, null-wb-splice  the same two with -o splice: libfuse
+            splices each WRITE into a pipe and nullfs reads it out of
+            the pipe, one copy per byte (the ceiling of splice)
 DIR is a temporary directory under --file-dir, SRC a fresh tmpfs of twice
 --size.  ptll is skipped with a note when cc, pkg-config's fuse3 or the
 example is missing; mergerfs is installed with apt-get when missing (as
@@ -86,6 +91,8 @@ Options:
   --file-tier-size SIZE  file tier size (default 8G)
   --extra-tier-args "ARGS"
                          more tierfs arguments for every tierfs target
+  --tests LIST           comma-separated subset of the jobs, by name:
+                         ${ALL_TESTS// /,}
   --out-dir DIR          keep fio's JSON, results.tsv, the table and the
                          daemons' logs (and passthrough_ll's build log)
                          here
@@ -119,6 +126,7 @@ ram_small=256M
 file_tier_size=8G
 extra_tier_args=
 out_dir=
+tests=
 bin=${TIERFS_BIN:-./build/fs/tierfs}
 
 while (($#)); do
@@ -134,6 +142,7 @@ while (($#)); do
 	--file-tier-size) file_tier_size=${2:?}; shift ;;
 	--extra-tier-args) extra_tier_args=${2:?}; shift ;;
 	--out-dir) out_dir=${2:?}; shift ;;
+	--tests) tests=${2:?}; shift ;;
 	-h | --help) usage; exit 0 ;;
 	-*) die "unknown option '$1' (see --help)" ;;
 	*) bin=$1 ;;
@@ -148,6 +157,12 @@ ram_big_bytes=$(to_bytes "$ram_big")
 ram_small_bytes=$(to_bytes "$ram_small")
 file_tier_bytes=$(to_bytes "$file_tier_size")
 [[ $runtime =~ ^[1-9][0-9]*$ ]] || die "bad --runtime '$runtime'"
+if [[ -n $tests ]]; then
+	for t in ${tests//,/ }; do
+		[[ " $ALL_TESTS " == *" $t "* ]] || die "unknown job '$t' in --tests (jobs: $ALL_TESTS)"
+	done
+	ALL_TESTS=${tests//,/ }
+fi
 
 parse_targets "$targets" "$ALL_TARGETS"
 
@@ -212,8 +227,8 @@ need_tierfs=0
 need_fuse=0
 for t in "${target_list[@]}"; do
 	case $t in
-	ram | ram-uring | file | ramfile) need_tierfs=1; need_fuse=1 ;;
-	ptll | ptll-wb | mergerfs | null | null-wb) need_fuse=1 ;;
+	ram | ram-nosplice | ram-uring | file | ramfile) need_tierfs=1; need_fuse=1 ;;
+	ptll | ptll-wb | mergerfs | null*) need_fuse=1 ;;
 	esac
 done
 if ((need_tierfs)); then
@@ -560,13 +575,15 @@ fi
 
 # the ceiling server, built as its header says
 null_bin=$work/nullfs
-if [[ -n ${seen[null]:-}${seen[null-wb]:-} ]]; then
+if [[ -n ${seen[null]:-}${seen[null-wb]:-}${seen[null-splice]:-}${seen[null-wb-splice]:-} ]]; then
 	# shellcheck disable=SC2046 # pkg-config's flags are meant to split
 	if ! cc -O2 -o "$null_bin" "$(dirname "${BASH_SOURCE[0]}")/nullfs.c" \
 		$(pkg-config --cflags --libs fuse3) >"$json_dir/nullfs-build.log" 2>&1; then
 		sed 's/^/cc: /' "$json_dir/nullfs-build.log" >&2
 		skip null "cannot build nullfs.c (output above)"
-		skip null-wb "cannot build nullfs.c"
+		for t in null-wb null-splice null-wb-splice; do
+			skip "$t" "cannot build nullfs.c"
+		done
 		prune_targets
 	fi
 	[[ -s $json_dir/nullfs-build.log ]] || rm -f "$json_dir/nullfs-build.log"
@@ -607,6 +624,9 @@ for t in "${target_list[@]}"; do
 	ram)
 		tierfs_target ram "tierfs RAM $(human "$ram_big_bytes")" \
 			--tier "ram=ram:$ram_big_bytes" ;;
+	ram-nosplice)
+		tierfs_target ram-nosplice "tierfs RAM $(human "$ram_big_bytes"), no splice" \
+			--tier "ram=ram:$ram_big_bytes" --no-splice ;;
 	ram-uring)
 		uring_old=$(cat "$uring_param")
 		echo 1 >"$uring_param"
@@ -627,14 +647,19 @@ for t in "${target_list[@]}"; do
 		peer_tmpfs ptll
 		peer_target ptll passthrough_ll \
 			"$ptll_bin" -f -o "source=$src" "$work/ptll" ;;
-	null | null-wb)
+	null | null-wb | null-splice | null-wb-splice)
 		mkdir "$work/$t"
 		o=()
-		label[$t]="nullfs (ceiling)"
-		if [[ $t == null-wb ]]; then
+		label[$t]="nullfs"
+		if [[ $t == null-wb* ]]; then
 			o=(-o writeback)
-			label[$t]="nullfs writeback (ceiling)"
+			label[$t]+=" writeback"
 		fi
+		if [[ $t == *-splice ]]; then
+			o+=(-o splice)
+			label[$t]+=" splice"
+		fi
+		label[$t]+=" (ceiling)"
 		fuse_start "$t" "$work/$t.log" "$work/$t" "$null_bin" "${o[@]}" -f "$work/$t"
 		run_all_tests "$t" "$fuse_mnt"
 		fuse_stats "$t"

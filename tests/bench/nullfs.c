@@ -10,7 +10,7 @@
  * time:
  *
  *     cc -O2 -o nullfs nullfs.c $(pkg-config --cflags --libs fuse3)
- *     nullfs [-o writeback] [-o size=BYTES] -f MOUNTPOINT
+ *     nullfs [-o writeback] [-o splice] [-o size=BYTES] -f MOUNTPOINT
  *
  * -o writeback asks for the kernel's writeback cache (as tierfs does);
  * without it every write(2) is a WRITE.  Requests: /dev/fuse, libfuse's
@@ -48,6 +48,7 @@ static struct {
 	char *buf;
 	size_t size;
 	int writeback;
+	int splice; /* -o splice: WRITE data stays in a pipe (write_buf) */
 } nfs = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void fill_attr(fuse_ino_t ino, struct stat *st)
@@ -209,6 +210,40 @@ static void n_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	fuse_reply_write(req, size);
 }
 
+/*
+ * -o splice: libfuse splices a large WRITE from /dev/fuse into a pipe
+ * (the kernel moves page references, it copies nothing) and hands us the
+ * pipe; fuse_buf_copy() reads it into the buffer: one copy per byte.
+ */
+static void n_write_buf(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_bufvec *bufv, off_t off,
+			struct fuse_file_info *fi)
+{
+	size_t size = fuse_buf_size(bufv);
+	size_t at = (size_t)off % nfs.size;
+	size_t n = size < nfs.size - at ? size : nfs.size - at;
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(n);
+	ssize_t got;
+
+	dst.buf[0].mem = nfs.buf + at;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got >= 0 && (size_t)got == n && n < size) {
+		dst = (struct fuse_bufvec)FUSE_BUFVEC_INIT(size - n);
+		dst.buf[0].mem = nfs.buf;
+		got = fuse_buf_copy(&dst, bufv, 0);
+		got = got < 0 ? got : (ssize_t)size;
+	}
+	if (got < 0) {
+		fuse_reply_err(req, (int)-got);
+		return;
+	}
+	pthread_mutex_lock(&nfs.lock);
+	if (off + got > nfs.f[ino - 2].size)
+		nfs.f[ino - 2].size = off + got;
+	pthread_mutex_unlock(&nfs.lock);
+	fuse_reply_write(req, (size_t)got);
+}
+
 static void n_ok(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	fuse_reply_err(req, 0);
@@ -226,7 +261,7 @@ static void n_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_buf(req, NULL, 0); /* fio never lists */
 }
 
-static const struct fuse_lowlevel_ops ops = {
+static struct fuse_lowlevel_ops ops = {
 	.init = n_init,
 	.lookup = n_lookup,
 	.getattr = n_getattr,
@@ -246,6 +281,7 @@ static const struct fuse_lowlevel_ops ops = {
 
 static const struct fuse_opt opts[] = {
 	{ "writeback", offsetof(typeof(nfs), writeback), 1 },
+	{ "splice", offsetof(typeof(nfs), splice), 1 },
 	{ "size=%zu", offsetof(typeof(nfs), size), 0 },
 	FUSE_OPT_END,
 };
@@ -261,7 +297,7 @@ int main(int argc, char **argv)
 	nfs.size = (size_t)2 << 30;
 	if (fuse_opt_parse(&args, &nfs, opts, NULL) < 0 ||
 	    fuse_parse_cmdline(&args, &o) != 0 || !o.mountpoint) {
-		fprintf(stderr, "usage: nullfs [-o writeback] [-o size=BYTES] -f MOUNTPOINT\n");
+		fprintf(stderr, "usage: nullfs [-o writeback] [-o splice] [-o size=BYTES] -f MOUNTPOINT\n");
 		return 1;
 	}
 	/* pre-faulted: first-touch page faults are not part of a ceiling */
@@ -271,6 +307,8 @@ int main(int argc, char **argv)
 		perror("nullfs: mmap");
 		return 1;
 	}
+	if (nfs.splice)
+		ops.write_buf = n_write_buf; /* libfuse then wants SPLICE_READ */
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se || fuse_set_signal_handlers(se) != 0 ||
 	    fuse_session_mount(se, o.mountpoint) != 0)

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "fs.h"
 #include "inode.h"
@@ -722,6 +724,163 @@ START_TEST(test_writeback_keeps_held)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* a write's bytes from a pipe (splice, kernel.c) */
+
+/* A pipe holding @len bytes of pattern @seed for offset @off; @short_by
+ * bytes fewer, with the write end closed, for a source that fails. */
+static void t_pipe_with(int p[2], uint64_t off, size_t len, unsigned seed,
+			size_t short_by)
+{
+	uint8_t *buf = malloc(len);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_ge(fcntl(p[1], F_SETPIPE_SZ, 1 << 20), (int)len);
+	t_pat_fill(buf, off, len, seed);
+	ck_assert_int_eq(write(p[1], buf, len - short_by),
+			 (ssize_t)(len - short_by));
+	free(buf);
+	if (short_by) {
+		close(p[1]);
+		p[1] = -1;
+	}
+}
+
+static int t_pipe_left(int fd)
+{
+	int n = -1;
+
+	ck_assert_int_eq(ioctl(fd, FIONREAD, &n), 0);
+	return n;
+}
+
+/* data_write_src() from a pipe: into the RAM tier with one copy, into the
+ * file tier through the bounce buffer; the pipe ends empty. */
+static ssize_t t_write_pipe(struct t_file *f, uint64_t off, size_t len,
+			    unsigned seed)
+{
+	struct data_src src;
+	int p[2];
+	ssize_t r;
+
+	t_pipe_with(p, off, len, seed, 0);
+	src = DATA_SRC_PIPE(p[0]);
+	r = data_write_src(fs, f->ino, &src, len, off);
+	ck_assert(!src.broken);
+	ck_assert_int_eq(t_pipe_left(p[0]), 0);
+	if (r > 0) {
+		t_pat_fill(f->shadow + off, off, (size_t)r, seed);
+		if (off + (uint64_t)r > f->size)
+			f->size = off + (uint64_t)r;
+	}
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+START_TEST(test_write_from_pipe)
+{
+	struct t_file f, fill;
+	uint64_t ram_before = fs->tiers[0]->stats.write_bytes;
+	uint64_t lost;
+	bool first;
+	int p[2];
+	struct data_src src;
+
+	t_file_init(&f, t_create(fs, "f"), CAP);
+	/* unaligned, over extent edges, RAM (3 extents) then the file tier */
+	ck_assert_int_eq(t_write_pipe(&f, 100, 5 * EXT, 1), 5 * EXT);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 3);
+	ck_assert_uint_ge(fs->tiers[0]->stats.write_bytes - ram_before,
+			  3 * EXT - 100);
+	/* overwrites in place, on both tiers, and a piece from memory */
+	ck_assert_int_eq(t_write_pipe(&f, EXT - 7, 3 * EXT, 2), 3 * EXT);
+	ck_assert_int_eq(t_write(fs, &f, 2 * EXT + 1, 10, 3), 10);
+	t_verify(fs, &f);
+
+	/* a writeback on a full mount: held units take their bytes, the
+	 * rest is lost, and the pipe is still emptied */
+	fill_up(&fill);
+	t_pipe_with(p, 5 * EXT + 100, 4 * EXT, 4, 0);
+	src = DATA_SRC_PIPE(p[0]);
+	ck_assert_int_eq(data_writeback_src(fs, f.ino, &src, 4 * EXT,
+					    5 * EXT + 100, &lost, &first),
+			 -ENOSPC);
+	ck_assert(!src.broken);
+	ck_assert_int_eq(t_pipe_left(p[0]), 0);
+	/* the unit the file held (up to 5 EXT + 4K) took its new bytes */
+	ck_assert(first);
+	ck_assert_uint_eq(lost, 4 * EXT - (4096 - 100));
+	close(p[0]);
+	close(p[1]);
+	{
+		uint8_t want[4096 - 100], got[4096 - 100];
+
+		t_pat_fill(want, 5 * EXT + 100, sizeof(want), 4);
+		ck_assert_int_eq(data_read(fs, f.ino, (char *)got, sizeof(got),
+					   5 * EXT + 100),
+				 sizeof(got));
+		ck_assert_int_eq(memcmp(got, want, sizeof(got)), 0);
+		memcpy(f.shadow + 5 * EXT + 100, want, sizeof(want));
+		ck_assert_int_eq(data_read(fs, f.ino, (char *)got, 10, 7 * EXT),
+				 -EIO);
+	}
+	t_file_unlink(&fill, "fill");
+	ck_assert_int_eq(data_truncate(fs, f.ino, 5 * EXT + 4096), 0);
+	f.size = 5 * EXT + 4096;
+	t_verify(fs, &f);
+	t_file_remove(&f, "f");
+}
+END_TEST
+
+/* A pipe that ends early: the write fails with EIO where its bytes run
+ * out, a writeback's unread bytes are lost (EIO, never zeros), and the
+ * tiers are not blamed. */
+START_TEST(test_write_from_broken_pipe)
+{
+	struct t_file f;
+	struct data_src src;
+	uint64_t lost;
+	bool first;
+	int p[2];
+	ssize_t r;
+
+	t_file_init(&f, t_create(fs, "f"), CAP);
+	ck_assert_int_eq(t_write(fs, &f, 0, 2 * EXT, 1), 2 * EXT);
+	/* write-through: the first extent lands, the second cannot be read */
+	t_pipe_with(p, 4 * EXT, 2 * EXT, 2, 100);
+	src = DATA_SRC_PIPE(p[0]);
+	r = data_write_src(fs, f.ino, &src, 2 * EXT, 4 * EXT);
+	ck_assert(src.broken);
+	ck_assert_int_eq(r, EXT);
+	t_pat_fill(f.shadow + 4 * EXT, 4 * EXT, EXT, 2);
+	f.size = 5 * EXT;
+	close(p[0]);
+	t_verify(fs, &f);
+	/* writeback over held data: the unread tail is lost */
+	t_pipe_with(p, 0, 2 * EXT, 3, EXT);
+	src = DATA_SRC_PIPE(p[0]);
+	ck_assert_int_eq(data_writeback_src(fs, f.ino, &src, 2 * EXT, 0, &lost,
+					    &first),
+			 -EIO);
+	ck_assert(src.broken);
+	ck_assert_uint_eq(lost, EXT);
+	close(p[0]);
+	{
+		uint8_t b[EXT];
+
+		ck_assert_int_eq(data_read(fs, f.ino, (char *)b, EXT, 0), EXT);
+		t_pat_fill(f.shadow, 0, EXT, 3);
+		ck_assert_int_eq(memcmp(b, f.shadow, EXT), 0);
+		ck_assert_int_eq(data_read(fs, f.ino, (char *)b, 10, EXT), -EIO);
+	}
+	for (unsigned i = 0; i < fs->ntiers; i++)
+		ck_assert_uint_eq(fs->tiers[i]->stats.io_errors, 0);
+	t_file_remove(&f, "f");
+}
+END_TEST
+
 START_TEST(test_lost_append_reported)
 {
 	struct t_file f, fill;
@@ -817,6 +976,8 @@ static Suite *data_suite(void)
 	tcase_add_test(tc, test_punch);
 	tcase_add_test(tc, test_move_extent);
 	tcase_add_test(tc, test_copy_hole_race);
+	tcase_add_test(tc, test_write_from_pipe);
+	tcase_add_test(tc, test_write_from_broken_pipe);
 	tcase_add_test(tc, test_writeback_keeps_held);
 	tcase_add_test(tc, test_lost_append_reported);
 	tcase_add_test(tc, test_lost_many_ranges);

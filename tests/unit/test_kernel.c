@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fuse.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -241,6 +242,128 @@ START_TEST(test_kernel_kill_flags_per_request)
 }
 END_TEST
 
+/*
+ * Splice: after INIT a large WRITE read through the hook leaves its data
+ * in the thread's pipe (kernel_req_pipe()), its headers in the buffer and
+ * its flags noted; other requests come whole; bytes a handler left are
+ * never read as the next request; --no-splice reads everything whole.
+ * The source is a pipe here (splice moves pipe to pipe as it moves
+ * /dev/fuse to a pipe), one request at a time.
+ */
+static void t_big_write(uint64_t unique, size_t datan, uint32_t flags,
+			char *in)
+{
+	struct fuse_in_header h = {
+		.len = (uint32_t)(sizeof(h) + sizeof(struct fuse_write_in) + datan),
+		.opcode = FUSE_WRITE,
+		.unique = unique,
+	};
+	struct fuse_write_in w = { .size = (uint32_t)datan,
+				   .write_flags = flags };
+	size_t n = sizeof(h) + sizeof(w) + datan;
+
+	memcpy(in, &h, sizeof(h));
+	memcpy(in + sizeof(h), &w, sizeof(w));
+	for (size_t i = 0; i < datan; i++)
+		in[sizeof(h) + sizeof(w) + i] = (char)(i * 7 + unique);
+	ck_assert_int_eq(write(pfd[1], in, n), (ssize_t)n);
+}
+
+START_TEST(test_kernel_splice_write)
+{
+	struct fuse_conn_info conn = { .max_write = 1u << 20 };
+	const size_t hdr = sizeof(struct fuse_in_header) +
+			   sizeof(struct fuse_write_in);
+	const size_t datan = 64 * 1024, big = (1u << 20) + 4096;
+	char *in = malloc(hdr + datan), *out = malloc(big), *got = malloc(datan);
+	struct fuse_setxattr_in sx = { .size = 8000 };
+	size_t held;
+	int fd;
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_ge(fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20), 1 << 20);
+	fs.opt.no_splice = (bool)_i;
+	kernel_init(&fs, &conn);
+	/* a pipe of 1 MiB (no CAP_SYS_RESOURCE) holds 254 pages of data */
+	ck_assert_uint_ge(conn.max_write, 64 * 1024);
+	ck_assert_uint_le(conn.max_write, 1u << 20);
+
+	t_big_write(20, datan, FUSE_WRITE_KILL_SUIDGID, in);
+	ck_assert_int_eq(kernel_io_read(pfd[0], out, big, &fs),
+			 (ssize_t)(hdr + datan));
+	ck_assert_mem_eq(out, in, hdr);
+	ck_assert(kernel_req_kill_suidgid());
+	if (fs.opt.no_splice) {
+		ck_assert(!kernel_req_pipe(&fd, &held));
+		ck_assert_mem_eq(out + hdr, in + hdr, datan);
+		goto out;
+	}
+	ck_assert(kernel_req_pipe(&fd, &held));
+	ck_assert_uint_eq(held, datan);
+	ck_assert_int_eq(read(fd, got, datan), (ssize_t)datan);
+	ck_assert_mem_eq(got, in + hdr, datan);
+	kernel_req_pipe_done(true);
+	ck_assert(!kernel_req_pipe(&fd, &held));
+
+	/* a large request of another kind comes whole */
+	{
+		size_t n = sizeof(struct fuse_in_header) + sizeof(sx) + 8000;
+		struct fuse_in_header h = { .len = (uint32_t)n,
+					    .opcode = FUSE_SETXATTR,
+					    .unique = 21 };
+		char *x = calloc(1, n);
+
+		ck_assert_ptr_nonnull(x);
+		memcpy(x, &h, sizeof(h));
+		memcpy(x + sizeof(h), &sx, sizeof(sx));
+		memset(x + sizeof(h) + sizeof(sx), 'v', 8000);
+		ck_assert_int_eq(write(pfd[1], x, n), (ssize_t)n);
+		ck_assert_int_eq(kernel_io_read(pfd[0], out, big, &fs),
+				 (ssize_t)n);
+		ck_assert_mem_eq(out, x, n);
+		ck_assert(!kernel_req_pipe(&fd, &held));
+		free(x);
+	}
+
+	/* a WRITE whose handler took nothing: the next request is itself */
+	t_big_write(22, datan, FUSE_WRITE_CACHE, in);
+	ck_assert_int_eq(kernel_io_read(pfd[0], out, big, &fs),
+			 (ssize_t)(hdr + datan));
+	ck_assert(!kernel_req_kill_suidgid());
+	ck_assert(kernel_req_pipe(&fd, &held));
+	t_big_write(23, datan, 0, in);
+	ck_assert_int_eq(kernel_io_read(pfd[0], out, big, &fs),
+			 (ssize_t)(hdr + datan));
+	ck_assert_mem_eq(out, in, hdr);
+	ck_assert(kernel_req_pipe(&fd, &held));
+	ck_assert_uint_eq(held, datan);
+	ck_assert_int_eq(read(fd, got, datan), (ssize_t)datan);
+	ck_assert_mem_eq(got, in + hdr, datan);
+	kernel_req_pipe_done(true);
+
+	/* a small request goes through the pipe whole */
+	{
+		struct fuse_in_header h = { .len = sizeof(h) + 16,
+					    .opcode = FUSE_GETATTR,
+					    .unique = 24 };
+		char x[sizeof(h) + 16] = { 0 };
+
+		memcpy(x, &h, sizeof(h));
+		ck_assert_int_eq(write(pfd[1], x, sizeof(x)), (ssize_t)sizeof(x));
+		ck_assert_int_eq(kernel_io_read(pfd[0], out, big, &fs),
+				 (ssize_t)sizeof(x));
+		ck_assert_mem_eq(out, x, sizeof(x));
+		ck_assert(!kernel_req_pipe(&fd, &held));
+	}
+out:
+	free(in);
+	free(out);
+	free(got);
+}
+END_TEST
+
 START_TEST(test_kernel_read_errors_pass_through)
 {
 	char buf[64];
@@ -434,6 +557,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_kernel_failed_init_adds_nothing);
 	tcase_add_test(tc, test_kernel_kill_flags_per_request);
 	tcase_add_test(tc, test_kernel_read_errors_pass_through);
+	tcase_add_loop_test(tc, test_kernel_splice_write, 0, 2);
 	tcase_add_test(tc, test_kernel_space_low);
 	tcase_add_test(tc, test_uring_init_flag_by_transport);
 	tcase_add_test(tc, test_uring_refused_register_falls_back);

@@ -292,7 +292,7 @@ static const struct args_case {
 	uint64_t extent_size;
 	unsigned ntiers;
 	bool fg, debug, single, help, version;
-	bool no_migrate, no_wb, no_kf;
+	bool no_migrate, no_wb, no_kf, no_splice;
 	uint64_t dirty_max;
 	uint64_t max_inodes, max_xattr; /* with their _set flags */
 } args_cases[] = {
@@ -368,6 +368,8 @@ static const struct args_case {
 	{ A("-o", "no_writeback_cache=1,no_kernel_features", "/mnt"),
 	  OK("/mnt"), .no_wb = true, .no_kf = true },
 	{ A("--no-kernel-features=off", "/mnt"), OK("/mnt") },
+	{ A("--no-splice", "/mnt"), OK("/mnt"), .no_splice = true },
+	{ A("-o", "no_splice=0", "/mnt"), OK("/mnt") },
 	/* --dirty-max */
 	{ A("--dirty-max", "64M", "/mnt"), OK("/mnt"), .dirty_max = 64 * MiB },
 	{ A("-o", "dirty_max=4K", "/mnt"), OK("/mnt"), .dirty_max = 4 * KiB },
@@ -428,6 +430,7 @@ START_TEST(test_options_parse_args_table)
 		ck_assert_int_eq(opt.no_migrate, c->no_migrate);
 		ck_assert_int_eq(opt.no_writeback_cache, c->no_wb);
 		ck_assert_int_eq(opt.no_kernel_features, c->no_kf);
+		ck_assert_int_eq(opt.no_splice, c->no_splice);
 		ck_assert_uint_eq(opt.dirty_max, c->dirty_max);
 		ck_assert_uint_eq(opt.max_inodes, c->max_inodes);
 		ck_assert_uint_eq(opt.max_xattr_bytes, c->max_xattr);
