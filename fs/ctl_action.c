@@ -23,6 +23,7 @@
 #include "ctl.h"
 #include "migrate.h"
 #include "tier.h"
+#include "macro.h"
 #include "banned.h"
 
 #define CTL_VALUE_MAX 256 /* longest action value we accept */
@@ -59,6 +60,7 @@ static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		struct extent *e;
 		unsigned src;
 		uint32_t slot;
+		uint64_t held;
 		int r;
 
 		pthread_rwlock_rdlock(&inode->i_dlock);
@@ -69,21 +71,15 @@ static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		}
 		src = e->tier;
 		slot = e->slot;
+		held = tier_held(fs->tiers[src], slot);
 		pthread_rwlock_unlock(&inode->i_dlock);
-		/* the mount's bandwidth limit covers this move too */
-		migrate_throttle(fs, fs->extent_size);
+		/* the mount's bandwidth limit covers this move too, for the
+		 * bytes the extent holds */
+		migrate_throttle(fs, MAX(held, (uint64_t)1));
 		r = data_migrate_extent(fs, inode, idx, src, slot, dst);
 		if (r != -EAGAIN) {
-			if (r == 0) {
-				struct tier_stats *s = dst < src
-					? &fs->tiers[dst]->stats
-					: &fs->tiers[src]->stats;
-
-				__atomic_add_fetch(dst < src ? &s->promotions : &s->demotions,
-						   1, __ATOMIC_RELAXED);
-				__atomic_add_fetch(dst < src ? &s->promote_bytes : &s->demote_bytes,
-						   fs->extent_size, __ATOMIC_RELAXED);
-			}
+			if (r == 0)
+				migrate_count_move(fs, src, dst, held);
 			return r;
 		}
 	}

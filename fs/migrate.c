@@ -254,7 +254,9 @@ static int move(struct migrator *m, struct cand *c, unsigned dst)
 	}
 	if (backed_off(m, c->tier, now) || backed_off(m, dst, now))
 		return -EBUSY; /* a failing tier: not now */
-	migrate_throttle(fs, fs->extent_size);
+	/* what the extent holds, not its size: a 4 KiB file moves as
+	 * 4 KiB under the limit */
+	migrate_throttle(fs, MAX(c->bytes, (uint64_t)1));
 	err_src = tier_errors(fs, c->tier);
 	err_dst = tier_errors(fs, dst);
 	r = data_migrate_extent(fs, c->inode, c->idx, c->tier, c->slot, dst);
@@ -279,18 +281,20 @@ static int move(struct migrator *m, struct cand *c, unsigned dst)
 	c->done = true;
 	tier_ok(m, c->tier);
 	tier_ok(m, dst);
-	if (dst < c->tier) {
-		__atomic_add_fetch(&fs->tiers[dst]->stats.promotions, 1,
-				   __ATOMIC_RELAXED);
-		__atomic_add_fetch(&fs->tiers[dst]->stats.promote_bytes,
-				   c->bytes, __ATOMIC_RELAXED);
-	} else {
-		__atomic_add_fetch(&fs->tiers[c->tier]->stats.demotions, 1,
-				   __ATOMIC_RELAXED);
-		__atomic_add_fetch(&fs->tiers[c->tier]->stats.demote_bytes,
-				   c->bytes, __ATOMIC_RELAXED);
-	}
+	migrate_count_move(fs, c->tier, dst, c->bytes);
 	return 0;
+}
+
+void migrate_count_move(struct tierfs *fs, unsigned src, unsigned dst,
+			uint64_t bytes)
+{
+	struct tier_stats *s = dst < src ? &fs->tiers[dst]->stats
+					 : &fs->tiers[src]->stats;
+
+	__atomic_add_fetch(dst < src ? &s->promotions : &s->demotions, 1,
+			   __ATOMIC_RELAXED);
+	__atomic_add_fetch(dst < src ? &s->promote_bytes : &s->demote_bytes,
+			   bytes, __ATOMIC_RELAXED);
 }
 
 static bool usable(struct tierfs *fs, const struct cand *c, unsigned u)

@@ -69,6 +69,14 @@ void migrator_kick_now(struct tierfs *fs);
  * Unmounting (migrator_stop()) ends every wait at once.
  */
 void migrate_throttle(struct tierfs *fs, uint64_t bytes);
+/*
+ * migrate_count_move() - count a move of @bytes (what the extent held)
+ * from tier @src to @dst: a promotion of the faster tier @dst or a
+ * demotion of @src, in the tiers' stats.  The migrator and tierctl
+ * migrate share it.  Relaxed atomics; any thread.
+ */
+void migrate_count_move(struct tierfs *fs, unsigned src, unsigned dst,
+			uint64_t bytes);
 
 /**
  * migrator_run_pass() - one scan-and-move pass in the calling thread, for

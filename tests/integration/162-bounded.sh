@@ -16,6 +16,7 @@
 #    extent;
 #  - tierctl migrate (user.tierfs.ctl.migrate) honours --migrate-bw: 8
 #    MiB at 2M/s take at least 4 s (a lower bound: throttling works);
+#    a 4 KiB file is charged 4 KiB, not its extent;
 #  - a policy set/unset loop does not drive more than 4 migrator passes
 #    a second (kicks coalesce; read from passes= in the stats);
 #  - B's hard link of A's file into B's directory with a pin there does
@@ -108,6 +109,23 @@ t_eq "$(on_tier disk "$MNT/big")" $((8 * M)) "8 MiB moved to disk"
 t_eq "$(($(mstat throttled_bytes) - tb0))" $((8 * M)) "bytes moved under the limit"
 t_eq "$(($(mstat throttled_ms) - tm0))" 4000 "ms the limit gave 8 MiB at 2M/s"
 t_check "$P" v -s 3 "$MNT/big" 0 $((8 * M)) >/dev/null
+# a small file moves as what it holds, not as a whole extent (issue
+# 18): 16 files of 4 KiB are 64 KiB under the limit and in demote_bytes
+for i in $(seq 16); do
+	t_check "$P" w -s $i "$MNT/small$i" 0 4096 >/dev/null
+done
+tb0=$(mstat throttled_bytes)
+db0=$(tstat ram demote_bytes)
+for i in $(seq 16); do
+	t_check setfattr -n user.tierfs.ctl.migrate -v disk "$MNT/small$i"
+done
+t_eq "$(($(mstat throttled_bytes) - tb0))" $((16 * 4096)) "small files' bytes under the limit"
+t_eq "$(($(tstat ram demote_bytes) - db0))" $((16 * 4096)) "small files' demote_bytes"
+for i in $(seq 16); do
+	t_eq "$(on_tier disk "$MNT/small$i")" 4096 "small file $i on disk"
+	t_check "$P" v -s $i "$MNT/small$i" 0 4096 >/dev/null
+done
+rm -f "$MNT"/small* || t_fail "rm small files"
 
 mkdir "$MNT/pol" || t_fail mkdir
 p0=$(mstat passes)
