@@ -369,6 +369,13 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(spliced_w), LD(spliced_b),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
+	if (r == 0) {
+		/* 64 opcodes of at most 32 bytes each */
+		char req[64 * 32];
+
+		if (kernel_request_counts(req, sizeof(req)) > 0)
+			r = appendf(&buf, &len, &cap, "%s\n", req);
+	}
 	if (r < 0) {
 		free(buf);
 		return r;

@@ -85,6 +85,56 @@ bool kernel_req_kill_suidgid(void)
 }
 
 /*
+ * Requests per opcode, on both transports (stats: the "requests" line).
+ * Opcodes past the table (CUSE's) count as "other".  Relaxed atomics.
+ */
+#define OPCODES 64
+static uint64_t op_count[OPCODES];
+static const char *const op_name[OPCODES] = {
+	[0] = "other",		[1] = "lookup",		[2] = "forget",
+	[3] = "getattr",	[4] = "setattr",	[5] = "readlink",
+	[6] = "symlink",	[8] = "mknod",		[9] = "mkdir",
+	[10] = "unlink",	[11] = "rmdir",		[12] = "rename",
+	[13] = "link",		[14] = "open",		[15] = "read",
+	[16] = "write",		[17] = "statfs",	[18] = "release",
+	[20] = "fsync",		[21] = "setxattr",	[22] = "getxattr",
+	[23] = "listxattr",	[24] = "removexattr",	[25] = "flush",
+	[26] = "init",		[27] = "opendir",	[28] = "readdir",
+	[29] = "releasedir",	[30] = "fsyncdir",	[31] = "getlk",
+	[32] = "setlk",		[33] = "setlkw",	[34] = "access",
+	[35] = "create",	[36] = "interrupt",	[37] = "bmap",
+	[38] = "destroy",	[39] = "ioctl",		[40] = "poll",
+	[41] = "notify_reply",	[42] = "batch_forget",	[43] = "fallocate",
+	[44] = "readdirplus",	[45] = "rename2",	[46] = "lseek",
+	[47] = "copy_file_range", [48] = "setupmapping", [49] = "removemapping",
+	[50] = "syncfs",	[51] = "tmpfile",	[52] = "statx",
+};
+
+int kernel_request_counts(char *buf, size_t len)
+{
+	size_t at = 0;
+	int n;
+
+	n = snprintf(buf, len, "requests");
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	at = (size_t)n;
+	for (unsigned i = 0; i < OPCODES; i++) {
+		uint64_t c = __atomic_load_n(&op_count[i], __ATOMIC_RELAXED);
+
+		if (!c)
+			continue;
+		n = snprintf(buf + at, len - at, " %s=%llu",
+			     op_name[i] ? op_name[i] : "other",
+			     (unsigned long long)c);
+		if (n < 0 || (size_t)n >= len - at)
+			return -ENOSPC;
+		at += (size_t)n;
+	}
+	return (int)at;
+}
+
+/*
  * The read hook: read one request, as libfuse would, and note what 3.14
  * would drop.  errno is left as read() set it.
  */
@@ -97,6 +147,10 @@ void kernel_note_request(struct tierfs *fs, const void *buf, size_t n)
 	t_kill_suidgid = false;
 	if (n < sizeof(*h))
 		return;
+	__atomic_add_fetch(&op_count[h->opcode < OPCODES && op_name[h->opcode]
+					     ? h->opcode
+					     : 0],
+			   1, __ATOMIC_RELAXED);
 	argn = n - sizeof(*h);
 	switch (h->opcode) {
 	case FUSE_WRITE:

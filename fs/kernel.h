@@ -143,6 +143,9 @@ uint64_t kernel_uring_requests(void);
 /* WRITEs handed over in a splice pipe (kernel.c), and *@ret_bytes,
  * their bytes. */
 uint64_t kernel_spliced_writes(uint64_t *ret_bytes);
+/* The stats line "requests OP=COUNT ..." (opcodes seen so far, both
+ * transports) into @buf.  Return: its length, or -ENOSPC. */
+int kernel_request_counts(char *buf, size_t len);
 unsigned kernel_uring_threads(void);
 
 #endif /* TIERFS_KERNEL_H */

@@ -360,6 +360,12 @@ static void json_extras(struct json_writer *w, const struct stats_rec *r,
 	}
 }
 
+static bool no_key(const char *key)
+{
+	(void)key;
+	return false;
+}
+
 static bool known_migrator_key(const char *key)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(mount_metrics); i++)
@@ -425,6 +431,15 @@ static int stats_json(const char *root, const struct stats *s, bool pretty)
 		json_object_end(&w);
 	}
 	json_array_end(&w);
+	/* FUSE requests per opcode, as many as the daemon lists */
+	json_object_begin(&w, "requests");
+	{
+		const struct stats_rec *q = stats_find(s, "requests", NULL);
+
+		if (q)
+			json_extras(&w, q, no_key);
+	}
+	json_object_end(&w);
 	json_object_end(&w);
 	/* a write error is reported once for all output, at exit */
 	tierctl_flush();

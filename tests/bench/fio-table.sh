@@ -534,6 +534,9 @@ tierfs_target()
 	[[ -z $tr ]] || label[$key]="${label[$key]} [$tr]"
 	run_all_tests "$key" "$fuse_mnt"
 	fuse_stats "$key"
+	# FUSE requests per opcode over all of this target's jobs
+	getfattr --only-values -n user.tierfs.stats "$fuse_mnt" 2>/dev/null |
+		sed -n "s/^requests /# $key requests: /p"
 	cp "$work/tierfs-$key.log" "$json_dir/" 2>/dev/null || true
 	fuse_umount
 }

@@ -243,6 +243,9 @@ assert reads > 0
 for x in t:
     assert abs(x["hit_ratio"] - x["read_bytes"] / reads) < 1e-9, x
 assert abs(sum(x["hit_ratio"] for x in t) - 1) < 1e-9
+r = d["requests"]
+assert r["init"] == 1 and r["lookup"] > 0 and r["getxattr"] > 0, r
+assert all(isinstance(v, int) and v > 0 for v in r.values()), r
 EOF
 "$TC" stats --json --compact "$MNT" >"$T/compact.out" || t_fail "stats --json --compact"
 t_eq "$(wc -l <"$T/compact.out")" 1 "compact JSON lines"

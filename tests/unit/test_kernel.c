@@ -364,6 +364,25 @@ out:
 }
 END_TEST
 
+/* Requests are counted per opcode, whatever reads them; unknown ones
+ * (CUSE's) as "other". */
+START_TEST(test_kernel_request_counts)
+{
+	char arg[64] = { 0 }, line[2048];
+
+	ck_assert_int_eq(kernel_request_counts(line, sizeof(line)),
+			 (int)strlen("requests"));
+	t_request(FUSE_GETATTR, 30, arg, 16);
+	t_request(FUSE_GETATTR, 31, arg, 16);
+	t_request(FUSE_WRITE, 32, arg, sizeof(struct fuse_write_in) + 1);
+	t_request(4096, 33, arg, 16);
+	t_request(7, 34, arg, 16); /* no opcode 7 */
+	ck_assert_int_gt(kernel_request_counts(line, sizeof(line)), 0);
+	ck_assert_str_eq(line, "requests other=2 getattr=2 write=1");
+	ck_assert_int_eq(kernel_request_counts(line, 12), -ENOSPC);
+}
+END_TEST
+
 START_TEST(test_kernel_read_errors_pass_through)
 {
 	char buf[64];
@@ -558,6 +577,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_kernel_kill_flags_per_request);
 	tcase_add_test(tc, test_kernel_read_errors_pass_through);
 	tcase_add_loop_test(tc, test_kernel_splice_write, 0, 2);
+	tcase_add_test(tc, test_kernel_request_counts);
 	tcase_add_test(tc, test_kernel_space_low);
 	tcase_add_test(tc, test_uring_init_flag_by_transport);
 	tcase_add_test(tc, test_uring_refused_register_falls_back);
