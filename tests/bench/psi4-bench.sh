@@ -19,7 +19,7 @@ prog=${0##*/}
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$script_dir/../.." && pwd)
 
-ALL_TARGETS="tmpfs,plain,ram,ramfile"
+ALL_TARGETS="tmpfs,plain,ram,ram-uring,ramfile"
 DEFAULT_INPUT=$script_dir/psi4-h2o-ccsdt.in
 # the input's CCSD(T)/cc-pVQZ energy with Psi4 1.3.2, the same on every fs
 DEFAULT_REF=-76.3597933411
@@ -41,7 +41,10 @@ per opcode.
 Targets (--targets, default $ALL_TARGETS):
   tmpfs     a fresh tmpfs of RAM_BIG per run
   plain     a fresh directory under --plain-dir per run
-  ram       tierfs --tier ram=ram:RAM_BIG
+  ram       tierfs --tier ram=ram:RAM_BIG --transport dev
+  ram-uring the same with --transport uring (as root the script turns
+            the fuse module's enable_uring on for these runs and back
+            after each; skipped where it cannot)
   ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
             (DIR a fresh directory under --file-dir)
 
@@ -117,8 +120,19 @@ file_tier_bytes=$(to_bytes "$file_tier_size")
 parse_targets "$targets" "$ALL_TARGETS"
 need_tierfs=$counts
 for t in "${target_list[@]}"; do
-	case $t in ram | ramfile) need_tierfs=1 ;; esac
+	case $t in ram | ram-uring | ramfile) need_tierfs=1 ;; esac
 done
+uring_param=/sys/module/fuse/parameters/enable_uring
+uring_old=
+if [[ -n ${seen[ram-uring]:-} ]] && [[ ! -w $uring_param ]]; then
+	warn "target ram-uring skipped: no writable $uring_param (a kernel before 6.14, or not root)"
+	unset "seen[ram-uring]"
+	keep=()
+	for t in "${target_list[@]}"; do
+		[[ $t == ram-uring ]] || keep+=("$t")
+	done
+	target_list=("${keep[@]}")
+fi
 
 if [[ -z $input ]]; then
 	input=$DEFAULT_INPUT
@@ -173,6 +187,7 @@ cleanup()
 	fuse_umount
 	tmpfs_umount
 	rm_tracked_dirs
+	uring_restore
 	rm_work || warn "something is still mounted under $work; left in place"
 	exit "$rc"
 }
@@ -219,7 +234,12 @@ setup_scratch()
 		scratch=$(mktemp -d "$plain_dir/psi4-bench-plain.XXXXXX")
 		rm_dirs+=("$scratch") ;;
 	ram)
-		tierfs_mount ram "$2" --tier "ram=ram:$ram_big_bytes"
+		tierfs_mount ram "$2" --tier "ram=ram:$ram_big_bytes" --transport dev
+		scratch=$fuse_mnt ;;
+	ram-uring)
+		uring_old=$(cat "$uring_param")
+		echo 1 >"$uring_param"
+		tierfs_mount ram-uring "$2" --tier "ram=ram:$ram_big_bytes" --transport uring
 		scratch=$fuse_mnt ;;
 	ramfile)
 		d=$(mktemp -d "$file_dir/psi4-bench-tier.XXXXXX")
@@ -243,6 +263,14 @@ teardown_scratch()
 	fuse_umount
 	tmpfs_umount
 	rm_tracked_dirs
+	uring_restore
+}
+
+# the fuse module's enable_uring as it was before a ram-uring run
+uring_restore()
+{
+	[[ -z $uring_old ]] || echo "$uring_old" >"$uring_param" || true
+	uring_old=
 }
 
 # energy OUT: the run's final energy with 10 decimals, or empty.  The
@@ -320,6 +348,7 @@ label()
 	tmpfs) echo tmpfs ;;
 	plain) echo "plain dir" ;;
 	ram) echo "tierfs RAM $ram_big" ;;
+	ram-uring) echo "tierfs RAM $ram_big, io_uring" ;;
 	ramfile) echo "tierfs RAM $ram_small + file" ;;
 	esac
 }
