@@ -21,7 +21,11 @@ prog=${0##*/}
 ALL_TARGETS="tmpfs,plain,ram,ram-nosplice,ram-uring,file,ramfile,ptll,ptll-wb,mergerfs,null,null-splice,null-wb,null-wb-splice"
 # libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
-ALL_TESTS="seqwrite seqwrite4 seqread-cold seqread-warm randread-cold randread-warm randwrite"
+# seqwrite4 first: its four files are removed before seqwrite, so that
+# they never share the mount with the big file (on a RAM tier of twice
+# --size the two would fill it, and tierfs turns to write-through when
+# space runs low)
+ALL_TESTS="seqwrite4 seqwrite seqread-cold seqread-warm randread-cold randread-warm randwrite"
 
 usage()
 {
@@ -33,10 +37,11 @@ after the other, each freshly mounted in a private temporary directory and
 unmounted after its jobs, and prints one markdown table: a row per job, a
 column per target, every value followed by its ratio to tmpfs.
 
-Jobs, on one file of --size:
-  seq write 1M         rw=write bs=1M end_fsync=1, one pass over a new file
-  seq write 1M, 4 jobs the same with four writers, each its own file of a
-                       quarter of --size (the sum of their bandwidths)
+Jobs, in this order, on one file of --size:
+  seq write 1M, 4 jobs rw=write bs=1M end_fsync=1, four writers, each its
+                       own new file of a quarter of --size (the sum of
+                       their bandwidths); the files are removed after it
+  seq write 1M         the same with one writer, one pass over a new file
   seq read 1M, cold    rw=read bs=1M, one pass, fio's invalidate=1
   seq read 1M, warm    the same with invalidate=0, after a read pass
   rand read 4K, cold   rw=randread bs=4k, time-based, invalidate=1
@@ -414,10 +419,10 @@ run_test()
 
 	case $test in
 	seqwrite)
-		rm -f "$f"
+		rm -f "$f" "$dir"/bench4.*
 		a+=(--rw=write --bs=1M --end_fsync=1) ;;
 	seqwrite4)
-		rm -f "$dir"/bench4.*
+		rm -f "$f" "$dir"/bench4.*
 		a=(--name="$test" --directory="$dir" --filename_format='bench4.$jobnum'
 			--size=$((size_bytes / 4)) --numjobs=4 --group_reporting
 			--ioengine=psync --iodepth=1 --fallocate=none

@@ -40,6 +40,8 @@ struct nfile {
 	off_t size;
 	mode_t mode;
 	bool used;
+	bool gone; /* unlinked: its inode number is never given out again
+		    * (the kernel may still hold the old inode and its pages) */
 };
 
 static struct {
@@ -141,7 +143,7 @@ static void n_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	pthread_mutex_lock(&nfs.lock);
 	i = find(name);
 	if (i < 0) {
-		for (i = 0; i < MAXFILES && nfs.f[i].used; i++)
+		for (i = 0; i < MAXFILES && (nfs.f[i].used || nfs.f[i].gone); i++)
 			;
 		if (i == MAXFILES || strlen(name) >= sizeof(nfs.f[i].name)) {
 			pthread_mutex_unlock(&nfs.lock);
@@ -166,8 +168,10 @@ static void n_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	pthread_mutex_lock(&nfs.lock);
 	i = find(name);
-	if (i >= 0)
+	if (i >= 0) {
 		nfs.f[i].used = false;
+		nfs.f[i].gone = true;
+	}
 	pthread_mutex_unlock(&nfs.lock);
 	fuse_reply_err(req, i >= 0 ? 0 : ENOENT);
 }
