@@ -396,7 +396,7 @@ static ssize_t ring_rw(bool write, int fd, char *buf, size_t len, uint64_t off)
 
 ssize_t uring_pread(int fd, void *buf, size_t len, uint64_t off)
 {
-	if (unlikely(use_fallback()))
+	if (unlikely(use_fallback()) || len <= URING_SYNC_MAX)
 		return sync_rw(false, fd, buf, len, off);
 	return ring_rw(false, fd, buf, len, off);
 }
@@ -404,7 +404,7 @@ ssize_t uring_pread(int fd, void *buf, size_t len, uint64_t off)
 ssize_t uring_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
 	/* the buffer is only read from; the cast serves one shared loop */
-	if (unlikely(use_fallback()))
+	if (unlikely(use_fallback()) || len <= URING_SYNC_MAX)
 		return sync_rw(true, fd, (char *)buf, len, off);
 	return ring_rw(true, fd, (char *)buf, len, off);
 }
