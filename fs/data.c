@@ -39,6 +39,7 @@
 
 #include "data.h"
 #include "data_i.h"
+#include "fdio.h"
 #include "fs.h"
 #include "inode.h"
 #include "log.h"
@@ -217,22 +218,6 @@ static char *bounce_get(size_t n)
 	return p;
 }
 
-/* Read exactly @n bytes of @fd into @p.  Return: 0 or -EIO. */
-static int read_full(int fd, char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = read(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /*
  * The @n bytes of the write at @at, in memory: the caller's buffer, or
  * the pipe's next piece read into the bounce buffer (once: the same
@@ -252,7 +237,7 @@ static const char *src_piece(struct data_src *src, size_t at, size_t n)
 	if (src->broken || NEVER(src->next != at))
 		goto broken;
 	b = bounce_get(n);
-	if (!b || read_full(src->fd, b, n) < 0)
+	if (!b || read_exact(src->fd, b, n) < 0)
 		goto broken;
 	src->next = at + n;
 	src->cur_at = at;

@@ -48,6 +48,7 @@
 #include "fuse_inc.h"
 #include "kernel.h"
 #include "kernel_i.h"
+#include "fdio.h"
 #include "fs.h"
 #include "log.h"
 #include "macro.h"
@@ -331,26 +332,6 @@ static bool pipe_ready(void)
 	return true;
 }
 
-/* Read exactly @n bytes of @fd into @p: 0, or -1 with errno (EIO when
- * the pipe ran dry, which the kernel's whole-request splice rules out). */
-static int read_all(int fd, char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = read(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			if (k == 0)
-				errno = EIO;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* One request through the pipe, as described above; as read() returns. */
 static ssize_t splice_request(int fd, char *buf, size_t len)
 {
@@ -369,7 +350,8 @@ static ssize_t splice_request(int fd, char *buf, size_t len)
 		return -1;
 	}
 	first = (size_t)n < SPLICE_MIN ? (size_t)n : SPLICE_HDR;
-	if (read_all(t_pipe.r, buf, first) < 0)
+	e = read_exact(t_pipe.r, buf, first);
+	if (e < 0)
 		goto broken;
 	if ((size_t)n > first) {
 		if (h->opcode == FUSE_WRITE) {
@@ -377,17 +359,19 @@ static ssize_t splice_request(int fd, char *buf, size_t len)
 			__atomic_add_fetch(&spliced.writes, 1, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&spliced.bytes, t_pipe.held,
 					   __ATOMIC_RELAXED);
+		} else {
+			e = read_exact(t_pipe.r, buf + first,
+				       (size_t)n - first);
+			if (e < 0)
+				goto broken;
 		}
-		else if (read_all(t_pipe.r, buf + first, (size_t)n - first) < 0)
-			goto broken;
 	}
 	return n;
 broken:
-	e = errno;
-	log_err("cannot read a request back from its splice pipe: %s", strerror(e));
+	log_err("cannot read a request back from its splice pipe: %s", strerror(-e));
 	pipe_close();
 	t_pipe.off = true;
-	errno = e;
+	errno = -e;
 	return -1;
 }
 

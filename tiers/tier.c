@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "config.h"
+#include "fdio.h"
 #include "tier.h"
 #include "never.h"
 #include "macro.h"
@@ -1320,7 +1321,6 @@ ssize_t tier_write_fd(struct tier *t, uint32_t slot, uint64_t off, int fd,
 		      size_t len)
 {
 	char *p;
-	size_t done = 0;
 
 	if (NEVER(!range_ok(t, slot, off, len)) ||
 	    NEVER(!range_held(t, slot, off, len)))
@@ -1331,15 +1331,8 @@ ssize_t tier_write_fd(struct tier *t, uint32_t slot, uint64_t off, int fd,
 	p = t->ops->direct(t, slot, off);
 	if (!p)
 		return -EOPNOTSUPP;
-	while (done < len) {
-		ssize_t n = read(fd, p + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		done += (size_t)n;
-	}
+	if (read_exact(fd, p, len) < 0)
+		return -EIO;
 	__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&t->stats.write_bytes, len, __ATOMIC_RELAXED);
 	return (ssize_t)len;
