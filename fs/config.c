@@ -479,6 +479,10 @@ int options_load_config(struct tierfs_options *opt, char *err,
 		opt->transport = s.file.transport;
 		opt->transport_set = s.file.transport_set;
 	}
+	if (!opt->page_cache_set) {
+		opt->page_cache = s.file.page_cache;
+		opt->page_cache_set = s.file.page_cache_set;
+	}
 	if (!opt->dirty_max)
 		opt->dirty_max = s.file.dirty_max;
 	if (!opt->max_inodes_set) {

@@ -356,13 +356,14 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	if (r == 0)
 		r = appendf(&buf, &len, &cap,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
-			    "killpriv_v2=%d dirty_limit=%llu dirty_limit_asked=%llu "
+			    "killpriv_v2=%d page_cache=%s dirty_limit=%llu dirty_limit_asked=%llu "
 			    "writeback_errors=%llu transport=%s uring_requests=%llu uring_threads=%u "
 			    "spliced_writes=%llu spliced_bytes=%llu "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
 			    "rss=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
+			    fs->opt.page_cache == PAGE_CACHE_DROP ? "drop" : "keep",
 			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
 			    LD(LOAD(fs->wb_errors)), kernel_uring_transport(),
 			    LD(kernel_uring_requests()), kernel_uring_threads(),

@@ -406,11 +406,13 @@ static void tfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 }
 
 /*
- * With the writeback cache, a write(2) is done once the page cache has
- * it, and an error of the later writeback reaches the program only at
- * fsync or close.  So a file opened for writing when less free space is
- * left (on the tiers its policy allows) than the cache may hold dirty is
- * opened write-through: each write(2) then gets its ENOSPC itself.
+ * Whether an open goes through the page cache.  With the writeback
+ * cache, a write(2) is done once the page cache has it, and an error of
+ * the later writeback reaches the program only at fsync or close.  So a
+ * file opened for writing when less free space is left (on the tiers
+ * its policy allows) than the cache may hold dirty is opened
+ * write-through: each write(2) then gets its ENOSPC itself.  With
+ * --page-cache=drop every open is direct.
  */
 static void set_write_mode(fuse_req_t req, struct tfs_inode *inode,
 			   struct fuse_file_info *fi)
@@ -418,6 +420,18 @@ static void set_write_mode(fuse_req_t req, struct tfs_inode *inode,
 	struct tierfs *fs = req_fs(req);
 	struct statvfs st;
 
+	/*
+	 * --page-cache=drop: the kernel caches nothing of the file, so the
+	 * tier holds the only copy of its data (a RAM tier's bytes are not
+	 * held again in the page cache; a file tier's are held once, in its
+	 * backing file's).  Each read and write is then a request, and an
+	 * mmap goes through the page cache of this file only
+	 * (FUSE_DIRECT_IO_ALLOW_MMAP, kernel.c).
+	 */
+	if (fs->opt.page_cache == PAGE_CACHE_DROP) {
+		fi->direct_io = 1;
+		return;
+	}
 	if (!fs->writeback || (fi->flags & O_ACCMODE) == O_RDONLY)
 		return;
 	/* free space under the quota above @inode too (quota_statfs) */

@@ -244,7 +244,8 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 	    strcmp(key, "low_watermark") && strcmp(key, "migrate_bw") &&
 	    strcmp(key, "heat_half_life") && strcmp(key, "promote_passes") &&
 	    strcmp(key, "dirty_max") && strcmp(key, "max_inodes") &&
-	    strcmp(key, "max_xattr_bytes") && strcmp(key, "transport"))
+	    strcmp(key, "max_xattr_bytes") && strcmp(key, "transport") &&
+	    strcmp(key, "page_cache"))
 		return -ENOENT;
 	if (!value)
 		return fail(err, errlen, "'%s' needs a value", key);
@@ -261,6 +262,20 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 		}
 		return fail(err, errlen,
 			    "bad transport '%s': use auto, uring or dev", value);
+	}
+	if (!strcmp(key, "page_cache")) {
+		static const char *const names[] = { "keep", "drop" };
+
+		for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
+			if (!strcmp(value, names[i])) {
+				opt->page_cache = (enum tierfs_page_cache)i;
+				opt->page_cache_set = true;
+				return 0;
+			}
+		}
+		return fail(err, errlen,
+			    "bad page cache mode '%s': use keep or drop",
+			    value);
 	}
 
 	if (!strcmp(key, "extent_size")) {
@@ -422,7 +437,7 @@ static const char *global_long(const char *a)
 		"--migrate-bw", "--heat-half-life", "--promote-passes",
 		"--dirty-max", "--max-inodes", "--max-xattr-bytes",
 		"--no-migrate", "--no-writeback-cache", "--no-kernel-features",
-		"--no-splice", "--transport",
+		"--no-splice", "--transport", "--page-cache",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

@@ -97,6 +97,18 @@ struct tierfs_options {
 	} transport;
 	bool transport_set;
 	/*
+	 * Whether the kernel's page cache keeps a copy of file data
+	 * (README "Memory"): keep (warm re-reads never reach the daemon;
+	 * data in the RAM tier is then held twice while memory allows), or
+	 * drop (every open is direct I/O: the tiers hold the only copy,
+	 * and every read and write is a request).
+	 */
+	enum tierfs_page_cache {
+		PAGE_CACHE_KEEP = 0,
+		PAGE_CACHE_DROP,
+	} page_cache;
+	bool page_cache_set;
+	/*
 	 * Metadata limits (README "Running tierfs for many users"): inodes
 	 * in the mount and bytes charged for user.* attributes, 0 = no
 	 * limit once set; options_finish() fills the defaults.

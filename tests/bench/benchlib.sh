@@ -70,6 +70,17 @@
 #   rm_work             rm -rf $work unless something is still mounted
 #                       below it; then return 1 (and remove nothing)
 #
+# Memory
+#   mem_sample_start DIR [PID]
+#                       sample every half second, in the background, the
+#                       memory that DIR's data holds: the page cache of
+#                       its files (fincore) plus the resident memory of
+#                       the FUSE daemon PID when given, beside the bytes
+#                       stored below DIR (du); needs fincore (util-linux)
+#   mem_sample_stop     stop the sampler; sets mem_held and mem_stored
+#                       (MiB, the peak of each over the samples; empty
+#                       without fincore or samples)
+#
 # fio
 #   fio_json_sums FILE  print "BW_BYTES IOPS ERROR" of fio's JSON output
 #                       in FILE (notes before the JSON are skipped),
@@ -175,6 +186,45 @@ make_json_dir()
 		json_dir=$work/json
 		mkdir "$json_dir"
 	fi
+}
+
+mem_sample_start()
+{
+	mem_sampler= mem_held= mem_stored=
+	command -v fincore >/dev/null || return 0
+	mem_samples=$(mktemp "${TMPDIR:-/tmp}/mem-samples.XXXXXX")
+	(
+		local rss cache stored
+		trap - INT TERM
+		while :; do
+			rss=0
+			if [[ -n ${2:-} ]]; then
+				rss=$(awk '$1 == "VmRSS:" { print $2 * 1024 }' \
+					"/proc/$2/status" 2>/dev/null) || rss=0
+			fi
+			# files come and go while we look: errors are expected
+			cache=$(find "$1" -xdev -type f -print0 2>/dev/null |
+				xargs -0r fincore -rbn -o RES 2>/dev/null |
+				awk '{ s += $1 } END { print s + 0 }')
+			stored=$(du -s -B1 -x "$1" 2>/dev/null | awk '{ print $1 }')
+			echo "$((${rss:-0} + cache)) ${stored:-0}"
+			sleep 0.5
+		done
+	) >"$mem_samples" &
+	mem_sampler=$!
+}
+
+mem_sample_stop()
+{
+	[[ -n ${mem_sampler:-} ]] || return 0
+	# its status is the signal's: not an error of the script
+	stop_child "$mem_sampler" || true
+	mem_sampler=
+	read -r mem_held mem_stored < <(awk '
+		$1 > h { h = $1 } $2 > s { s = $2 }
+		END { if (NR) printf "%.0f %.0f\n", h / 1048576, s / 1048576 }' \
+		"$mem_samples")
+	rm -f "$mem_samples"
 }
 
 stop_child()

@@ -18,7 +18,7 @@ prog=${0##*/}
 # shellcheck source-path=SCRIPTDIR source=benchlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
-ALL_TARGETS="tmpfs,plain,ram,ram-nosplice,ram-uring,file,ramfile,ptll,ptll-wb,mergerfs,null,null-splice,null-wb,null-wb-splice"
+ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-nosplice,ram-uring,file,file-drop,ramfile,ramfile-drop,ptll,ptll-wb,mergerfs,null,null-splice,null-wb,null-wb-splice"
 # libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 # seqwrite4 first: its four files are removed before seqwrite, so that
@@ -55,6 +55,8 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
   plain     a temporary directory under --plain-dir
   ram       tierfs --tier ram=ram:RAM_BIG (its default transport: /dev/fuse
             unless the fuse module's enable_uring is on; the column says)
+  ram-drop  the same with --page-cache=drop: every open is direct I/O,
+            the RAM tier holds the only copy
   ram-nosplice the same with --no-splice: each /dev/fuse request read
             whole, two copies per written byte (as before splice)
   ram-uring the same over FUSE over io_uring (--transport uring; as root
@@ -62,6 +64,7 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
             this target and back after it; skipped where it cannot)
   file      tierfs --tier disk=file:DIR:FILE_TIER_SIZE
   ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
+  file-drop, ramfile-drop  file and ramfile with --page-cache=drop
   ptll      libfuse's example passthrough_ll (built at run time from
             $PTLL_SRC
             with cc -O2), -f -o source=SRC, default options otherwise
@@ -232,7 +235,7 @@ need_tierfs=0
 need_fuse=0
 for t in "${target_list[@]}"; do
 	case $t in
-	ram | ram-nosplice | ram-uring | file | ramfile) need_tierfs=1; need_fuse=1 ;;
+	ram | ram-* | file | file-* | ramfile | ramfile-*) need_tierfs=1; need_fuse=1 ;;
 	ptll | ptll-wb | mergerfs | null*) need_fuse=1 ;;
 	esac
 done
@@ -245,7 +248,7 @@ if [[ -n ${seen[tmpfs]:-}${seen[ptll]:-}${seen[ptll-wb]:-}${seen[mergerfs]:-} ]]
 	die "mounting a tmpfs (targets tmpfs, ptll, mergerfs) needs root (or leave them out of --targets)"
 fi
 [[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
-[[ -n ${seen[file]:-}${seen[ramfile]:-} ]] && need_writable_dir "$file_dir" --file-dir
+[[ -n ${seen[file]:-}${seen[ramfile]:-}${seen[file-drop]:-}${seen[ramfile-drop]:-} ]] && need_writable_dir "$file_dir" --file-dir
 can_drop=0
 if [[ -w /proc/sys/vm/drop_caches ]]; then
 	can_drop=1
@@ -632,6 +635,9 @@ for t in "${target_list[@]}"; do
 	ram)
 		tierfs_target ram "tierfs RAM $(human "$ram_big_bytes")" \
 			--tier "ram=ram:$ram_big_bytes" ;;
+	ram-drop)
+		tierfs_target ram-drop "tierfs RAM $(human "$ram_big_bytes"), page cache dropped" \
+			--tier "ram=ram:$ram_big_bytes" --page-cache drop ;;
 	ram-nosplice)
 		tierfs_target ram-nosplice "tierfs RAM $(human "$ram_big_bytes"), no splice" \
 			--tier "ram=ram:$ram_big_bytes" --no-splice ;;
@@ -646,11 +652,22 @@ for t in "${target_list[@]}"; do
 		file_tier_dir
 		tierfs_target file "tierfs file" \
 			--tier "disk=file:$tier_dir:$file_tier_bytes" ;;
+	file-drop)
+		file_tier_dir
+		tierfs_target file-drop "tierfs file, page cache dropped" \
+			--tier "disk=file:$tier_dir:$file_tier_bytes" \
+			--page-cache drop ;;
 	ramfile)
 		file_tier_dir
 		tierfs_target ramfile "tierfs RAM $(human "$ram_small_bytes") + file" \
 			--tier "ram=ram:$ram_small_bytes" \
 			--tier "disk=file:$tier_dir:$file_tier_bytes" ;;
+	ramfile-drop)
+		file_tier_dir
+		tierfs_target ramfile-drop "tierfs RAM $(human "$ram_small_bytes") + file, page cache dropped" \
+			--tier "ram=ram:$ram_small_bytes" \
+			--tier "disk=file:$tier_dir:$file_tier_bytes" \
+			--page-cache drop ;;
 	ptll)
 		peer_tmpfs ptll
 		peer_target ptll passthrough_ll \

@@ -24,7 +24,7 @@ prog=${0##*/}
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-ALL_TARGETS="tmpfs,plain,ram,ram-uring,half"
+ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,half,half-drop"
 DEFAULT_INPUT=$script_dir/nwchem-benzene-scf.nw
 # the input's SCF energy with Debian's NWChem 7.0.2, 8 decimals
 DEFAULT_REF=-230.72843877
@@ -48,6 +48,8 @@ Targets (--targets, default $ALL_TARGETS):
   ram-uring  the same with --transport uring (the fuse module's
              enable_uring is switched on for these runs and back after
              each; skipped where it cannot be)
+  ram-drop, half-drop  ram and half with --page-cache=drop (the kernel
+             caches nothing of the mount; the tiers hold one copy)
   half       tierfs --tier ram=ram:RAM_HALF --tier disk=file:DIR:8G, a RAM
              tier of half the integral file (DIR a fresh directory under
              --file-dir)
@@ -131,7 +133,7 @@ for t in "${target_list[@]}"; do
 		continue
 	fi
 	keep+=("$t")
-	case $t in ram | ram-uring | half) need_tierfs=1 ;; esac
+	case $t in ram* | half*) need_tierfs=1 ;; esac
 done
 target_list=("${keep[@]}")
 if ((need_tierfs)); then
@@ -166,6 +168,7 @@ cleanup()
 	trap - EXIT INT TERM
 	set +e
 	stop_child "$run_pid"
+	stop_child "${mem_sampler:-}"
 	fuse_umount
 	tmpfs_umount
 	rm_tracked_dirs
@@ -182,8 +185,10 @@ label()
 	tmpfs) echo tmpfs ;;
 	plain) echo "plain dir" ;;
 	ram) echo "tierfs RAM $ram_big" ;;
+	ram-drop) echo "tierfs RAM $ram_big, page cache dropped" ;;
 	ram-uring) echo "tierfs RAM $ram_big, io_uring" ;;
 	half) echo "tierfs RAM $ram_half + file" ;;
+	half-drop) echo "tierfs RAM $ram_half + file, page cache dropped" ;;
 	esac
 }
 
@@ -221,6 +226,10 @@ scratch_up()
 	ram)
 		tierfs_up ram --tier "ram=ram:$ram_big_bytes" --transport dev
 		scratch=$fuse_mnt ;;
+	ram-drop)
+		tierfs_up ram-drop --tier "ram=ram:$ram_big_bytes" --transport dev \
+			--page-cache drop
+		scratch=$fuse_mnt ;;
 	ram-uring)
 		uring_old=$(cat "$uring_param")
 		echo 1 >"$uring_param"
@@ -230,6 +239,12 @@ scratch_up()
 		d=$(mktemp -d "$file_dir/nwchem-bench-tier.XXXXXX")
 		rm_dirs+=("$d")
 		tierfs_up half --tier "ram=ram:$ram_half_bytes" --tier "disk=file:$d:8G"
+		scratch=$fuse_mnt ;;
+	half-drop)
+		d=$(mktemp -d "$file_dir/nwchem-bench-tier.XXXXXX")
+		rm_dirs+=("$d")
+		tierfs_up half-drop --tier "ram=ram:$ram_half_bytes" \
+			--tier "disk=file:$d:8G" --page-cache drop
 		scratch=$fuse_mnt ;;
 	esac
 }
@@ -260,7 +275,7 @@ echo "# $(host_stamp), NWChem $(dpkg-query -W -f='${Version}' nwchem 2>/dev/null
 echo "# mpirun -np $ranks nwchem $input, $runs run(s) per target, interleaved${ref:+; reference energy $ref}"
 ((need_tierfs)) && echo "# tierfs: $bin"
 warn_if_busy
-printf 'target\trun\tseconds\tenergy\tcounters\n' >"$work/times.tsv"
+printf 'target\trun\tseconds\tenergy\tcounters\theld\n' >"$work/times.tsv"
 for ((run = 1; run <= runs; run++)); do
 	for t in "${target_list[@]}"; do
 		echo "# run $run: $t" >&2
@@ -271,9 +286,11 @@ for ((run = 1; run <= runs; run++)); do
 		(cd "$d" && exec mpirun --allow-run-as-root -np "$ranks" nwchem in.nw) \
 			>"$d/out.txt" 2>"$d/err.txt" &
 		run_pid=$!
+		mem_sample_start "$scratch" "${fuse_pid:-}"
 		rc=0
 		wait "$run_pid" || rc=$?
 		run_pid=
+		mem_sample_stop
 		t1=$(date +%s.%N)
 		secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 		e=$(energy_of "$d/out.txt")
@@ -284,7 +301,8 @@ for ((run = 1; run <= runs; run++)); do
 			die "run $run on $t: energy $e, expected $ref"
 		c=
 		[[ -n $fuse_pid ]] && c=$(counters)
-		printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$run" "$secs" "$e" "$c" >>"$work/times.tsv"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$run" "$secs" "$e" "$c" \
+			"${mem_held:+$mem_held/$mem_stored}" >>"$work/times.tsv"
 		fuse_umount
 		tmpfs_umount
 		rm_tracked_dirs
@@ -300,15 +318,18 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
 order = sys.argv[2:]
 med = {t: statistics.median(float(r[2]) for r in rows if r[0] == t) for t in order}
 labels = {"tmpfs": "tmpfs", "plain": "plain dir", "ram": "tierfs RAM, /dev/fuse",
-          "ram-uring": "tierfs RAM, io_uring", "half": "tierfs RAM half + file"}
+          "ram-drop": "tierfs RAM, page cache dropped",
+          "ram-uring": "tierfs RAM, io_uring", "half": "tierfs RAM half + file",
+          "half-drop": "tierfs RAM half + file, page cache dropped"}
 print()
-print("| target | median wall (s) | ratio to tmpfs | runs (s) | counters of the last run |")
-print("|---|---:|---:|---|---|")
+print("| target | median wall (s) | ratio to tmpfs | runs (s) | peak held / stored (MiB) | counters of the last run |")
+print("|---|---:|---:|---|---|---|")
 for t in order:
     runs = [r for r in rows if r[0] == t]
     ratio = "%.2fx" % (med[t] / med["tmpfs"]) if "tmpfs" in med else ""
-    print("| %s | %.2f | %s | %s | %s |" % (labels[t], med[t], ratio,
-          " ".join(r[2] for r in runs), runs[-1][4] if runs[-1][4] else ""))
+    print("| %s | %.2f | %s | %s | %s | %s |" % (labels[t], med[t], ratio,
+          " ".join(r[2] for r in runs), " ".join(r[5] for r in runs),
+          runs[-1][4] if runs[-1][4] else ""))
 print()
 print("energy %s in all %d runs" % (rows[0][3], len(rows)))
 EOF

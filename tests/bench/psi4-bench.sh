@@ -19,7 +19,7 @@ prog=${0##*/}
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$script_dir/../.." && pwd)
 
-ALL_TARGETS="tmpfs,plain,ram,ram-uring,ramfile"
+ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,ramfile,ramfile-drop"
 DEFAULT_INPUT=$script_dir/psi4-h2o-ccsdt.in
 # the input's CCSD(T)/cc-pVQZ energy with Psi4 1.3.2, the same on every fs
 DEFAULT_REF=-76.3597933411
@@ -32,7 +32,8 @@ usage: $prog [OPTIONS] [TIERFS_BIN]
 Runs \`psi4 -n THREADS -s SCRATCH -i INPUT -o OUT\` --runs times on every
 target, interleaved (A B C D A B C D ...), each run in a fresh working
 directory with a fresh, empty SCRATCH (a fresh mount for tmpfs and tierfs),
-and prints the median wall time per target and its ratio to tmpfs.  Every
+and prints the median wall time per target, its ratio to tmpfs and the
+peak memory its data held (daemon RSS plus page cache).  Every
 run's energy is checked; a run that fails or prints another energy stops
 the benchmark with a non-zero exit.  Then one more, untimed run on tierfs
 (target ram) with the daemon in debug mode (-d) counts the FUSE requests
@@ -46,6 +47,8 @@ Targets (--targets, default $ALL_TARGETS):
             the fuse module's enable_uring on for these runs and back
             after each; skipped where it cannot)
   ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
+  ram-drop, ramfile-drop  ram and ramfile with --page-cache=drop (the
+            kernel caches nothing of the mount; the tiers hold one copy)
             (DIR a fresh directory under --file-dir)
 
 Options:
@@ -120,7 +123,7 @@ file_tier_bytes=$(to_bytes "$file_tier_size")
 parse_targets "$targets" "$ALL_TARGETS"
 need_tierfs=$counts
 for t in "${target_list[@]}"; do
-	case $t in ram | ram-uring | ramfile) need_tierfs=1 ;; esac
+	case $t in ram* ) need_tierfs=1 ;; esac
 done
 uring_param=/sys/module/fuse/parameters/enable_uring
 uring_old=
@@ -163,7 +166,7 @@ if [[ -n ${seen[tmpfs]:-} ]] && ((EUID != 0)); then
 	die "mounting a tmpfs needs root (or leave tmpfs out of --targets)"
 fi
 [[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
-[[ -n ${seen[ramfile]:-} ]] && need_writable_dir "$file_dir" --file-dir
+[[ -n ${seen[ramfile]:-}${seen[ramfile-drop]:-} ]] && need_writable_dir "$file_dir" --file-dir
 
 # ---------------------------------------------------------------------
 # setup and guaranteed teardown
@@ -184,6 +187,7 @@ cleanup()
 	trap - EXIT INT TERM
 	set +e
 	stop_child "$psi4_pid"
+	stop_child "${mem_sampler:-}"
 	fuse_umount
 	tmpfs_umount
 	rm_tracked_dirs
@@ -236,6 +240,10 @@ setup_scratch()
 	ram)
 		tierfs_mount ram "$2" --tier "ram=ram:$ram_big_bytes" --transport dev
 		scratch=$fuse_mnt ;;
+	ram-drop)
+		tierfs_mount ram-drop "$2" --tier "ram=ram:$ram_big_bytes" \
+			--transport dev --page-cache drop
+		scratch=$fuse_mnt ;;
 	ram-uring)
 		uring_old=$(cat "$uring_param")
 		echo 1 >"$uring_param"
@@ -246,6 +254,12 @@ setup_scratch()
 		rm_dirs+=("$d")
 		tierfs_mount ramfile "$2" --tier "ram=ram:$ram_small_bytes" \
 			--tier "disk=file:$d:$file_tier_bytes"
+		scratch=$fuse_mnt ;;
+	ramfile-drop)
+		d=$(mktemp -d "$file_dir/psi4-bench-tier.XXXXXX")
+		rm_dirs+=("$d")
+		tierfs_mount ramfile-drop "$2" --tier "ram=ram:$ram_small_bytes" \
+			--tier "disk=file:$d:$file_tier_bytes" --page-cache drop
 		scratch=$fuse_mnt ;;
 	esac
 	[[ -z $(ls -A "$scratch") ]] || die "scratch directory $scratch is not empty"
@@ -316,8 +330,10 @@ run_psi4()
 		-o "$rundir/out.txt") >"$rundir/psi4.stdout" 2>&1 &
 	# a background psi4 lets the INT/TERM trap run at once
 	psi4_pid=$!
+	mem_sample_start "$scratch" "${fuse_pid:-}"
 	wait "$psi4_pid" || rc=$?
 	psi4_pid=
+	mem_sample_stop
 	t1=$(date +%s.%N)
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	ls -A "$scratch" >"$rundir/scratch-left.txt" 2>&1 || true
@@ -348,8 +364,10 @@ label()
 	tmpfs) echo tmpfs ;;
 	plain) echo "plain dir" ;;
 	ram) echo "tierfs RAM $ram_big" ;;
+	ram-drop) echo "tierfs RAM $ram_big, page cache dropped" ;;
 	ram-uring) echo "tierfs RAM $ram_big, io_uring" ;;
 	ramfile) echo "tierfs RAM $ram_small + file" ;;
+	ramfile-drop) echo "tierfs RAM $ram_small + file, page cache dropped" ;;
 	esac
 }
 
@@ -363,7 +381,7 @@ median()
 		}'
 }
 
-declare -A times=() hwms=() med=()
+declare -A times=() hwms=() helds=() med=()
 # numbers from a busy machine compare nothing: say so up front
 warn_if_busy
 t_start=$(date +%s)
@@ -376,7 +394,8 @@ for ((r = 1; r <= runs; r++)); do
 		run_psi4 "$t" "$r" 0
 		times[$t]+="$secs "
 		[[ -n $daemon_hwm ]] && hwms[$t]+="$daemon_hwm "
-		echo "# run $r, $t: ${secs} s, energy $energy_got${daemon_hwm:+, daemon peak RSS $daemon_hwm MiB}" >&2
+		[[ -n $mem_held ]] && helds[$t]+="$mem_held/$mem_stored "
+		echo "# run $r, $t: ${secs} s, energy $energy_got${daemon_hwm:+, daemon peak RSS $daemon_hwm MiB}${mem_held:+, peak held $mem_held MiB for $mem_stored MiB stored}" >&2
 		if [[ -n $out_dir ]]; then
 			printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$r" "$secs" \
 				"$energy_got" "${daemon_hwm:--}" >>"$out_dir/times.tsv"
@@ -386,8 +405,8 @@ done
 
 table=$work/table.md
 {
-	echo "| target | median wall (s) | ratio to tmpfs | runs (s) | daemon peak RSS (MiB) |"
-	echo "|---|---:|---:|---|---|"
+	echo "| target | median wall (s) | ratio to tmpfs | runs (s) | daemon peak RSS (MiB) | peak held / peak stored (MiB) |"
+	echo "|---|---:|---:|---|---|---|"
 	for t in "${target_list[@]}"; do
 		med[$t]=$(tr ' ' '\n' <<<"${times[$t]}" | grep . | median)
 	done
@@ -398,8 +417,9 @@ table=$work/table.md
 				'BEGIN { printf "%.2fx", a / b }')
 		fi
 		hw=${hwms[$t]:-}
-		printf '| %s | %s | %s | %s | %s |\n' "$(label "$t")" "${med[$t]}" \
-			"$ratio" "${times[$t]% }" "${hw:+${hw% }}"
+		he=${helds[$t]:-}
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$(label "$t")" "${med[$t]}" \
+			"$ratio" "${times[$t]% }" "${hw:+${hw% }}" "${he:+${he% }}"
 	done
 } >"$table"
 echo

@@ -9,7 +9,7 @@
 # runs fsdiff with fixed seeds: three with 64 KiB extents (many extent
 # boundaries inside the I/O sizes fsdiff uses), one with the default 1 MiB
 # extents, and one with a 1 MiB RAM tier over a file tier, so that most
-# data spills and files span tiers.  Every run is reported; the test fails
+# data spills and files span tiers (also with --page-cache=drop).  Every run is reported; the test fails
 # if any run fails.  Both mounts are always unmounted, also on failure or
 # interrupt.
 #
@@ -121,6 +121,11 @@ run_one "old-kernel-path" 6 --tier ram=ram:64M --extent-size 64K \
 mkdir -p "$T/disk"
 run_one "spill-to-file-tier" 5 --tier ram=ram:1M --tier "disk=file:$T/disk:64M" \
 	--extent-size 64K
+# --page-cache=drop: every open direct, mmap through the page cache of
+# that file only; the same spilling stack
+mkdir -p "$T/disk2"
+run_one "page-cache-drop" 7 --tier ram=ram:1M --tier "disk=file:$T/disk2:64M" \
+	--extent-size 64K --page-cache drop
 
 # the regression corpus: minimized reproducers of what fsdiff found
 CASES=("$SRCDIR"/cases/*.log)

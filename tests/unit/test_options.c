@@ -293,6 +293,7 @@ static const struct args_case {
 	unsigned ntiers;
 	bool fg, debug, single, help, version;
 	bool no_migrate, no_wb, no_kf, no_splice;
+	bool drop; /* --page-cache drop */
 	uint64_t dirty_max;
 	uint64_t max_inodes, max_xattr; /* with their _set flags */
 } args_cases[] = {
@@ -370,6 +371,12 @@ static const struct args_case {
 	{ A("--no-kernel-features=off", "/mnt"), OK("/mnt") },
 	{ A("--no-splice", "/mnt"), OK("/mnt"), .no_splice = true },
 	{ A("-o", "no_splice=0", "/mnt"), OK("/mnt") },
+	/* --page-cache */
+	{ A("--page-cache", "drop", "/mnt"), OK("/mnt"), .drop = true },
+	{ A("-o", "page_cache=keep", "/mnt"), OK("/mnt") },
+	{ A("--page-cache=drop", "/mnt"), OK("/mnt"), .drop = true },
+	{ A("--page-cache=sometimes", "/mnt"),
+	  BAD("bad page cache mode 'sometimes': use keep or drop") },
 	/* --dirty-max */
 	{ A("--dirty-max", "64M", "/mnt"), OK("/mnt"), .dirty_max = 64 * MiB },
 	{ A("-o", "dirty_max=4K", "/mnt"), OK("/mnt"), .dirty_max = 4 * KiB },
@@ -431,6 +438,7 @@ START_TEST(test_options_parse_args_table)
 		ck_assert_int_eq(opt.no_writeback_cache, c->no_wb);
 		ck_assert_int_eq(opt.no_kernel_features, c->no_kf);
 		ck_assert_int_eq(opt.no_splice, c->no_splice);
+		ck_assert_int_eq(opt.page_cache == PAGE_CACHE_DROP, c->drop);
 		ck_assert_uint_eq(opt.dirty_max, c->dirty_max);
 		ck_assert_uint_eq(opt.max_inodes, c->max_inodes);
 		ck_assert_uint_eq(opt.max_xattr_bytes, c->max_xattr);
@@ -559,6 +567,31 @@ START_TEST(test_options_load_config_limits)
 	t_write_conf("[global]\nmax_xattr_bytes = lots\n");
 	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), -EINVAL);
 	t_assert_err_has(err, "cannot parse xattr limit 'lots'");
+}
+END_TEST
+
+/* page_cache from [global]; the command line's wins; a bad one is one
+ * error. */
+START_TEST(test_options_load_config_page_cache)
+{
+	static const char *const args[] = { "--page-cache=keep", "conf",
+					    "/mnt", NULL };
+	char err[OPT_ERR_MAX] = "";
+
+	t_write_conf("[global]\npage_cache = drop\n");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), 0);
+	ck_assert_int_eq(opt.page_cache, PAGE_CACHE_DROP);
+
+	options_release(&opt);
+	ck_assert_int_eq(t_parse_args(args, err, sizeof(err)), 0);
+	t_write_conf("[global]\npage_cache = drop\n");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), 0);
+	ck_assert_int_eq(opt.page_cache, PAGE_CACHE_KEEP);
+
+	options_release(&opt);
+	t_write_conf("[global]\npage_cache = often\n");
+	ck_assert_int_eq(options_load_config(&opt, err, sizeof(err)), -EINVAL);
+	t_assert_err_has(err, "bad page cache mode 'often'");
 }
 END_TEST
 
@@ -1252,6 +1285,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_options_load_config_good);
 	tcase_add_test(tc, test_options_load_config_cmdline_wins);
 	tcase_add_test(tc, test_options_load_config_limits);
+	tcase_add_test(tc, test_options_load_config_page_cache);
 	tcase_add_test(tc, test_options_load_config_empty_file);
 	tcase_add_test(tc, test_options_load_config_missing_file);
 	tcase_add_loop_test(tc, test_options_load_config_bad, 0,
