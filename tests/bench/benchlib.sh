@@ -73,13 +73,17 @@
 # Memory
 #   mem_sample_start DIR [PID]
 #                       sample every half second, in the background, the
-#                       memory that DIR's data holds: the page cache of
-#                       its files (fincore) plus the resident memory of
-#                       the FUSE daemon PID when given, beside the bytes
-#                       stored below DIR (du); needs fincore (util-linux)
+#                       memory a run's data holds: the growth of the
+#                       machine's page cache since the start (Cached in
+#                       /proc/meminfo: a tmpfs's pages, the mount's page
+#                       cache, a file tier's slab, a plain directory's
+#                       cache) plus the resident memory of the FUSE daemon
+#                       PID when given; beside the bytes stored below DIR
+#                       (du).  Run nothing else meanwhile: other files'
+#                       cache counts too
 #   mem_sample_stop     stop the sampler; sets mem_held and mem_stored
 #                       (MiB, the peak of each over the samples; empty
-#                       without fincore or samples)
+#                       without samples)
 #
 # fio
 #   fio_json_sums FILE  print "BW_BYTES IOPS ERROR" of fio's JSON output
@@ -190,11 +194,14 @@ make_json_dir()
 
 mem_sample_start()
 {
+	local base
 	mem_sampler= mem_held= mem_stored=
-	command -v fincore >/dev/null || return 0
+	base=$(awk '$1 == "Cached:" { print $2 * 1024 }' /proc/meminfo)
 	mem_samples=$(mktemp "${TMPDIR:-/tmp}/mem-samples.XXXXXX")
 	(
-		local rss cache stored
+		local rss cached stored
+		# files come and go under du: no sample may end it
+		set +e +o pipefail
 		trap - INT TERM
 		while :; do
 			rss=0
@@ -202,12 +209,9 @@ mem_sample_start()
 				rss=$(awk '$1 == "VmRSS:" { print $2 * 1024 }' \
 					"/proc/$2/status" 2>/dev/null) || rss=0
 			fi
-			# files come and go while we look: errors are expected
-			cache=$(find "$1" -xdev -type f -print0 2>/dev/null |
-				xargs -0r fincore -rbn -o RES 2>/dev/null |
-				awk '{ s += $1 } END { print s + 0 }')
+			cached=$(awk '$1 == "Cached:" { print $2 * 1024 }' /proc/meminfo)
 			stored=$(du -s -B1 -x "$1" 2>/dev/null | awk '{ print $1 }')
-			echo "$((${rss:-0} + cache)) ${stored:-0}"
+			echo "$((${rss:-0} + cached - base)) ${stored:-0}"
 			sleep 0.5
 		done
 	) >"$mem_samples" &
