@@ -52,6 +52,25 @@ static int tier_by_name(struct tierfs *fs, const char *name)
 	return -1;
 }
 
+/*
+ * An admin's move down is a placement: the heat the extent had before it
+ * (its writes, the reads that made it hot) would have the migrator bring
+ * it straight back up.  Only reads after the move count, so it stays
+ * where it was put until it is read again in passes.  A move up keeps
+ * its heat, so that the extent is not the first to be demoted.  Heat is
+ * a relaxed statistic (extent_map.h): the shared lock is enough.
+ */
+static void cool_moved(struct tfs_inode *inode, uint64_t idx, unsigned dst)
+{
+	struct extent *e;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	e = extent_map_lookup(&inode->i_map, idx);
+	if (e && e->tier == dst)
+		__atomic_store_n(&e->heat, 0, __ATOMIC_RELAXED);
+	pthread_rwlock_unlock(&inode->i_dlock);
+}
+
 /* Move extent @idx of @inode to @dst, retrying while writers race. */
 static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		    unsigned dst)
@@ -78,8 +97,12 @@ static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		migrate_throttle(fs, MAX(held, (uint64_t)1));
 		r = data_migrate_extent(fs, inode, idx, src, slot, dst);
 		if (r != -EAGAIN) {
-			if (r == 0)
+			if (r == 0) {
 				migrate_count_move(fs, src, dst, held);
+				/* tiers are fastest first */
+				if (dst > src)
+					cool_moved(inode, idx, dst);
+			}
 			return r;
 		}
 	}
