@@ -212,6 +212,16 @@ static bool *flag_key(struct tierfs_options *opt, const char *key)
 	return NULL;
 }
 
+/* The index of @value in @names (an enum's spellings), or -1. */
+static int name_index(const char *value, const char *const *names,
+		      size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(value, names[i]))
+			return (int)i;
+	return -1;
+}
+
 /*
  * Set global setting @key (underscore spelling) from @value.  Shared by
  * --long-options, -o key=value and the config file's [global] section.
@@ -252,30 +262,27 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 
 	if (!strcmp(key, "transport")) {
 		static const char *const names[] = { "auto", "uring", "dev" };
+		int i = name_index(value, names, ARRAY_SIZE(names));
 
-		for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
-			if (!strcmp(value, names[i])) {
-				opt->transport = (enum tierfs_transport)i;
-				opt->transport_set = true;
-				return 0;
-			}
-		}
-		return fail(err, errlen,
-			    "bad transport '%s': use auto, uring or dev", value);
+		if (i < 0)
+			return fail(err, errlen,
+				    "bad transport '%s': use auto, uring or dev",
+				    value);
+		opt->transport = (enum tierfs_transport)i;
+		opt->transport_set = true;
+		return 0;
 	}
 	if (!strcmp(key, "page_cache")) {
 		static const char *const names[] = { "keep", "drop" };
+		int i = name_index(value, names, ARRAY_SIZE(names));
 
-		for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
-			if (!strcmp(value, names[i])) {
-				opt->page_cache = (enum tierfs_page_cache)i;
-				opt->page_cache_set = true;
-				return 0;
-			}
-		}
-		return fail(err, errlen,
-			    "bad page cache mode '%s': use keep or drop",
-			    value);
+		if (i < 0)
+			return fail(err, errlen,
+				    "bad page cache mode '%s': use keep or drop",
+				    value);
+		opt->page_cache = (enum tierfs_page_cache)i;
+		opt->page_cache_set = true;
+		return 0;
 	}
 
 	if (!strcmp(key, "extent_size")) {

@@ -98,7 +98,7 @@ struct tierfs_options {
 	bool transport_set;
 	/*
 	 * Whether the kernel's page cache keeps a copy of file data
-	 * (README "Memory"): keep (warm re-reads never reach the daemon;
+	 * (README "One copy or two"): keep (warm re-reads never reach the daemon;
 	 * data in the RAM tier is then held twice while memory allows), or
 	 * drop (every open is direct I/O: the tiers hold the only copy,
 	 * and every read and write is a request).
