@@ -51,7 +51,7 @@
  * @tier:  index of the tier in the mount's stack, or EXTENT_TIER_NONE
  * @flags: EXTENT_F_* bits
  * @heat:  access heat, for the migrator (decays over time; see heat.h)
- * @stamp: tick of the last counted access
+ * @stamp: tick of the last access (heat.h)
  * @wgen:  the owning inode's write generation at the last change of this
  *         extent's data; the migrator copies an extent without blocking
  *         writers and installs the copy only if @wgen did not move

@@ -2,13 +2,22 @@
 /*
  * heat.h -- how hot an extent is.
  *
- * Heat counts *passes* over an extent, not requests: accesses closer
- * together than HEAT_PASS_GAP ticks are one pass, so one sequential read
- * (eight 128 KiB requests on a 1 MiB extent) adds one HEAT_UNIT, and a
- * region re-read in passes -- the shape of integral and RWF files --
- * gains one unit per pass.  Heat halves every half-life (a mount option)
- * without anyone touching the extent: the decayed value is computed from
- * the stored heat and the age of its stamp whenever it is needed.
+ * Heat counts *passes* over an extent, not requests: a pass ends where
+ * the extent goes HEAT_PASS_GAP ticks without an access, so one
+ * sequential read (eight 128 KiB requests on a 1 MiB extent) adds one
+ * HEAT_UNIT however slowly it runs, and a region re-read in passes -- the
+ * shape of integral and RWF files -- gains one unit per pass.  An extent
+ * accessed without a gap for long (random requests that never pause) is
+ * one pass that keeps going: it gains a unit per HEAT_STREAM_TICKS of it,
+ * so it still becomes hot, only later than one read in passes.  (The gap
+ * was once counted from a pass's first access, so a read slower than
+ * 0.3 s per extent -- a loaded machine, a sanitizer build -- counted as
+ * several passes and promoted data read once.)
+ *
+ * The stamp is the tick of the last access.  Heat halves every half-life
+ * (a mount option) without anyone touching the extent: the decayed value
+ * is computed from the stored heat and the age of its stamp whenever it
+ * is needed.
  *
  * Ticks are tenths of a second since the mount (32 bits: 13 years).
  * Pure functions; no locks.
@@ -23,6 +32,7 @@
 #define HEAT_TICKS_PER_SEC 10
 #define HEAT_PASS_GAP 3	   /* ticks: closer accesses are one pass */
 #define HEAT_UNIT 16	   /* heat of one pass */
+#define HEAT_STREAM_TICKS 16 /* ticks of a pass without a gap: one unit */
 #define HEAT_MAX 0xffff
 
 /**
@@ -81,16 +91,23 @@ static inline uint32_t heat_of(const struct extent *e, uint32_t now,
 
 /*
  * Count an access to @e at tick @now.  Callers hold the inode's data
- * lock (shared is enough: see struct extent).
+ * lock (shared is enough: see struct extent).  Stores nothing for a
+ * second access in the same tick, so the stamp equals @now afterwards
+ * exactly when this or another touch of tick @now changed the heat.
  */
 static inline void heat_touch(struct extent *e, uint32_t now, uint32_t half)
 {
 	uint32_t s = __atomic_load_n(&e->stamp, __ATOMIC_RELAXED);
 	uint32_t h = __atomic_load_n(&e->heat, __ATOMIC_RELAXED);
+	uint32_t age = heat_age(now, s);
 
-	if (h && heat_age(now, s) < HEAT_PASS_GAP)
-		return; /* the same pass (or a stale @now: never backwards) */
-	h = heat_decay(h, heat_age(now, s), half) + HEAT_UNIT;
+	if (h && age == 0)
+		return; /* the same tick (or a stale @now: never backwards) */
+	if (h && age < HEAT_PASS_GAP)
+		/* the same pass, going on: a unit per HEAT_STREAM_TICKS */
+		h += age * HEAT_UNIT / HEAT_STREAM_TICKS;
+	else
+		h = heat_decay(h, age, half) + HEAT_UNIT;
 	if (h > HEAT_MAX)
 		h = HEAT_MAX;
 	__atomic_store_n(&e->heat, (uint16_t)h, __ATOMIC_RELAXED);

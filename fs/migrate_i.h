@@ -27,7 +27,7 @@ struct cand {
 	uint64_t bytes;	   /* tier bytes the extent holds (tier_held()) */
 	uint32_t slot;
 	uint32_t heat;
-	uint32_t stamp;	   /* tick of the last counted access */
+	uint32_t stamp;	   /* tick of the last access */
 	uint32_t allowed;  /* tiers the file's policy allows */
 	int8_t home;	   /* tier by pin or split, or -1 */
 	uint8_t tier;

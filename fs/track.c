@@ -510,7 +510,8 @@ void track_touch(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		 const struct extent *e, uint32_t now)
 {
 	/* the fastest tier has nowhere to go up to; and only a touch that
-	 * counted (it stamped @now) made anything hotter */
+	 * changed the heat (it stamped @now, heat_touch()) made anything
+	 * hotter */
 	if (e->tier == 0 || fs->ntiers < 2 ||
 	    __atomic_load_n(&e->stamp, __ATOMIC_RELAXED) != now)
 		return;

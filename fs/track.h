@@ -78,8 +78,8 @@ void track_release(struct tierfs *fs, struct tfs_inode *inode);
  * Extent @idx (@e) of @inode was just touched at tick @now (after
  * heat_touch()): if it is on a slower tier and that touch made it hot,
  * note it for the next pass.  Costs two loads when it is not; takes
- * track_mu at most for the touches of one tick per pass over the
- * extent.  i_dlock held (shared is enough).
+ * track_mu at most once a tick per hot extent on a slower tier, until
+ * the migrator moves it up.  i_dlock held (shared is enough).
  */
 void track_touch(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		 const struct extent *e, uint32_t now);

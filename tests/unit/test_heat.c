@@ -63,14 +63,23 @@ START_TEST(test_heat_touch_passes)
 	heat_touch(&e, 10, HALF);
 	ck_assert_uint_eq(e.heat, HEAT_UNIT);
 	ck_assert_uint_eq(e.stamp, 10);
-	/* within a pass gap: the same pass */
-	heat_touch(&e, 10 + HEAT_PASS_GAP - 1, HALF);
+	/* the same tick: nothing stored */
+	heat_touch(&e, 10, HALF);
 	ck_assert_uint_eq(e.heat, HEAT_UNIT);
+	/* within a pass gap: the same pass, a little warmer for its length */
+	heat_touch(&e, 10 + HEAT_PASS_GAP - 1, HALF);
+	ck_assert_uint_eq(e.heat, HEAT_UNIT + (HEAT_PASS_GAP - 1) * HEAT_UNIT /
+						 HEAT_STREAM_TICKS);
+	ck_assert_uint_eq(e.stamp, 10 + HEAT_PASS_GAP - 1);
 	/* a new pass adds a unit (less a little decay) */
-	heat_touch(&e, 20, HALF);
-	ck_assert_uint_ge(e.heat, 2 * HEAT_UNIT - 1);
-	ck_assert_uint_le(e.heat, 2 * HEAT_UNIT);
-	ck_assert_uint_eq(e.stamp, 20);
+	{
+		uint16_t h = e.heat;
+
+		heat_touch(&e, 20, HALF);
+		ck_assert_uint_ge(e.heat, h + HEAT_UNIT - 1);
+		ck_assert_uint_le(e.heat, h + HEAT_UNIT);
+		ck_assert_uint_eq(e.stamp, 20);
+	}
 	/* a stale clock neither resets the heat nor moves the stamp back */
 	{
 		uint16_t h = e.heat;
@@ -87,6 +96,34 @@ START_TEST(test_heat_touch_passes)
 }
 END_TEST
 
+/*
+ * One pass read slowly -- an access every tick for two seconds, a
+ * loaded machine reading one extent -- is one pass, not hot at three
+ * passes; the gap counts from the last access, not the first.  (Counted
+ * from the first it was seven passes.)  The same stream going on for
+ * long does become hot.
+ */
+START_TEST(test_heat_slow_pass_is_one)
+{
+	struct extent e = { 0 };
+	uint32_t t;
+
+	for (t = 100; t <= 120; t++)
+		heat_touch(&e, t, HALF);
+	ck_assert_uint_lt(e.heat, heat_hot_min(3));
+	ck_assert_uint_eq(e.stamp, 120);
+	/* requests two ticks apart for 30 s: hot */
+	for (; t <= 420; t += 2)
+		heat_touch(&e, t, HALF);
+	ck_assert_uint_ge(e.heat, heat_hot_min(3));
+	/* three passes with gaps are hot as before */
+	e = (struct extent){ 0 };
+	for (t = 1000; t < 1000 + 3 * 10; t += 10)
+		heat_touch(&e, t, HALF);
+	ck_assert_uint_ge(e.heat, heat_hot_min(3));
+}
+END_TEST
+
 static Suite *heat_suite(void)
 {
 	Suite *s = suite_create("heat");
@@ -96,6 +133,7 @@ static Suite *heat_suite(void)
 	tcase_add_test(tc, test_heat_age_of_newer_stamp);
 	tcase_add_test(tc, test_heat_of_stale_clock);
 	tcase_add_test(tc, test_heat_touch_passes);
+	tcase_add_test(tc, test_heat_slow_pass_is_one);
 	suite_add_tcase(s, tc);
 	return s;
 }
