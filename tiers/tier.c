@@ -1396,10 +1396,37 @@ int tier_space_check(const char *path, uint64_t size)
 }
 
 #define LOCK_NAME "lock"
-#define OLD_SLAB_NAME "slab" /* the named slab of an older tierfs */
+/*
+ * The slab's name where it has one: the fallback of tier_backing_open()
+ * (unlinked at once where the filesystem allows, kept where it does not)
+ * and the named slab of an older tierfs.
+ */
+#define SLAB_NAME "slab"
+
+/*
+ * Tries of tier_private_dir_create(): a sweep by another mount on the
+ * same path removes an empty tierfs-* directory (sweep_one()), so one
+ * that vanishes between mkdtemp() and the creation of its lock file
+ * (-ENOENT) is made again under a fresh name.  Three sweeps hitting
+ * that window of a few system calls in a row do not happen.
+ */
+#define PRIVATE_DIR_TRIES 3
+
+static int private_dir_create_once(const char *path, const char *name,
+				   char **ret_dir, int *ret_lock_fd);
 
 int tier_private_dir_create(const char *path, const char *name,
 			    char **ret_dir, int *ret_lock_fd)
+{
+	int i, r = -ENOENT;
+
+	for (i = 0; i < PRIVATE_DIR_TRIES && r == -ENOENT; i++)
+		r = private_dir_create_once(path, name, ret_dir, ret_lock_fd);
+	return r;
+}
+
+static int private_dir_create_once(const char *path, const char *name,
+				   char **ret_dir, int *ret_lock_fd)
 {
 	char *dir, *lock = NULL;
 	int fd = -1, r;
@@ -1453,56 +1480,154 @@ err:
 	return r;
 }
 
+/*
+ * How long tier_private_dir_remove() waits for its directory to empty:
+ * on a FUSE filesystem (sshfs) a file unlinked while open is renamed to
+ * .fuse_hiddenXXXX and removed only when the FUSE daemon there handles
+ * the release of its last fd, which the kernel sends after close()
+ * returns; on NFS the silly-renamed .nfsXXXX goes just as late.  Polled
+ * every PRIVATE_DIR_POLL_US; a directory still not empty after that (a
+ * server that went away, a file somebody else put there) is left for
+ * the next mount's sweep.
+ */
+#define PRIVATE_DIR_WAIT_US 2000000
+#define PRIVATE_DIR_POLL_US 5000
+
 void tier_private_dir_remove(char *dir, int lock_fd)
 {
-	char *lock;
+	char *file;
+	int waited;
 
-	/* unlink while still holding the lock: no sweep takes it meanwhile */
-	if (dir && asprintf(&lock, "%s/" LOCK_NAME, dir) >= 0) {
-		(void)unlink(lock);
-		free(lock);
-	}
-	if (dir)
-		(void)rmdir(dir);
+	/*
+	 * The lock goes first, then the names.  Unlinking "lock" while it
+	 * is open would, on sshfs, only rename it to a .fuse_hidden file
+	 * that outlives the rmdir below and leave an empty directory
+	 * behind at every unmount.  A sweep by another mount that takes
+	 * the lock in between removes what we were about to remove: each
+	 * unlink or rmdir here may then fail with ENOENT, which is fine.
+	 */
 	if (lock_fd >= 0)
 		(void)close(lock_fd);
+	if (!dir)
+		return;
+	if (asprintf(&file, "%s/" LOCK_NAME, dir) >= 0) {
+		(void)unlink(file);
+		free(file);
+	}
+	/* the named slab of tier_backing_open(), where there is one */
+	if (asprintf(&file, "%s/" SLAB_NAME, dir) >= 0) {
+		(void)unlink(file);
+		free(file);
+	}
+	for (waited = 0; rmdir(dir) < 0 && waited < PRIVATE_DIR_WAIT_US;
+	     waited += PRIVATE_DIR_POLL_US) {
+		if (errno != ENOTEMPTY && errno != EEXIST && errno != EBUSY)
+			break; /* gone already (ENOENT), or not ours to wait for */
+		(void)usleep(PRIVATE_DIR_POLL_US);
+	}
 }
 
-int tier_backing_open(const char *dir)
+/*
+ * Can this filesystem use @fd, a file just unlinked while open?  Most can
+ * (the inode lives on while open; NFS and FUSE's high-level library keep
+ * it under a hidden name).  The GlusterFS FUSE client cannot: it answers
+ * a setattr on such a file (fchmod, the call we make anyway) with
+ * ESTALE, so a tier there could not even be set up.  Asked with the
+ * calls a slab needs that go by the inode rather than by the open
+ * handle (fchmod, fstat); reads, writes, ftruncate and fallocate carry
+ * the handle.  Returns 0 or the -errno of the first call that failed.
+ */
+static int unlinked_usable(int fd)
 {
-	char *name;
+	struct stat st;
+
+	if (fchmod(fd, 0600) < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Create @dir/SLAB_NAME, mode 0600 whatever the umask.  fd or -errno. */
+static int slab_create_named(const char *name)
+{
 	int fd, r;
 
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR ||
-		       errno == EINVAL || errno == ENOENT)) {
-		/*
-		 * No O_TMPFILE here (an older kernel, NFS, FUSE): a named
-		 * file, unlinked before it holds a byte.
-		 */
-		if (asprintf(&name, "%s/" OLD_SLAB_NAME, dir) < 0)
-			return -ENOMEM;
-		fd = open(name,
-			  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-			  0600);
-		if (fd >= 0 && unlink(name) < 0) {
-			r = -errno;
-			(void)unlink(name);
-			(void)close(fd);
-			free(name);
-			return r;
-		}
-		free(name);
-	}
+	fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
 	if (fd < 0)
 		return -errno;
 	/* open() honours the umask */
 	if (fchmod(fd, 0600) < 0) {
 		r = -errno;
 		(void)close(fd);
+		(void)unlink(name);
 		return r;
 	}
 	return fd;
+}
+
+/*
+ * Three ways to get the slab, best first:
+ *  1. O_TMPFILE: a file that never has a name.
+ *  2. Where the filesystem lacks O_TMPFILE (EOPNOTSUPP, EISDIR, EINVAL,
+ *     ENOENT: older kernels, NFS, FUSE), a named file, unlinked before
+ *     it holds a byte, if the filesystem can still use it then
+ *     (unlinked_usable()).
+ *  3. Where it cannot (GlusterFS), the named file is made again and
+ *     KEPT: @dir/slab lives as long as the private directory.  A clean
+ *     unmount removes it (tier_private_dir_remove()); after a kill or a
+ *     crash the next mount's sweep does, since its lock is free
+ *     (tier_sweep_stale()) -- the data of a dead mount stays on the
+ *     filesystem until then, which is the price of mounting there at
+ *     all.  The mode (0600, in a 0700 directory) keeps it private.
+ * Error paths: an error of O_TMPFILE other than "not supported", or of
+ * creating, unlinking or re-creating the named file, is returned as is
+ * and nothing is left behind (an unlink that failed is tried once more;
+ * a named slab whose fchmod failed is unlinked).
+ */
+int tier_backing_open(const char *dir)
+{
+	char *name;
+	int fd, r;
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		/* open() honours the umask */
+		if (fchmod(fd, 0600) < 0) {
+			r = -errno;
+			(void)close(fd);
+			return r;
+		}
+		return fd;
+	}
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL &&
+	    errno != ENOENT)
+		return -errno;
+	if (asprintf(&name, "%s/" SLAB_NAME, dir) < 0)
+		return -ENOMEM;
+	fd = slab_create_named(name);
+	if (fd < 0)
+		goto out;
+	if (unlink(name) < 0) {
+		r = -errno;
+		(void)unlink(name);
+		(void)close(fd);
+		fd = r;
+		goto out;
+	}
+	if (unlinked_usable(fd) == 0)
+		goto out;
+	/* way 3: this filesystem loses an unlinked file; keep a name */
+	(void)close(fd);
+	fd = slab_create_named(name);
+out:
+	free(name);
+	return fd;
+}
+
+/* The name an open, unlinked slab is kept under by NFS or FUSE. */
+static bool is_hidden_slab(const char *name)
+{
+	return !strncmp(name, ".nfs", 4) || !strncmp(name, ".fuse_hidden", 12);
 }
 
 /*
@@ -1513,7 +1638,7 @@ static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
 {
 	int fd, lfd = -1;
 	bool has_lock = false, has_slab = false, other = false, dead = false;
-	bool has_nfs = false;
+	bool has_nfs = false, empty = true;
 	uint64_t bytes = 0;
 	struct dirent *de;
 	struct stat st;
@@ -1539,19 +1664,35 @@ static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
 			other = true;
 		else if (!strcmp(de->d_name, LOCK_NAME))
 			has_lock = true;
-		else if (!strcmp(de->d_name, OLD_SLAB_NAME)) {
+		else if (!strcmp(de->d_name, SLAB_NAME)) {
 			has_slab = true;
 			bytes += (uint64_t)st.st_blocks * 512;
-		} else if (!strncmp(de->d_name, ".nfs", 4)) {
+		} else if (is_hidden_slab(de->d_name)) {
 			/* on NFS an unlinked file still open when its node
-			 * died stays as a silly-renamed .nfsXXXX: our slab */
+			 * died stays as a silly-renamed .nfsXXXX: our slab;
+			 * on a FUSE filesystem (sshfs) it is a .fuse_hiddenN
+			 * until that filesystem's daemon sees the release */
 			has_nfs = true;
 			bytes += (uint64_t)st.st_blocks * 512;
 		} else
 			other = true;
+		empty = false;
+	}
+	if (empty && !other) {
+		/*
+		 * A directory with nothing in it: what a tierfs left whose
+		 * unmount could not remove it (before its lock file was
+		 * unlinked the other way round; a server that went away
+		 * mid-unmount), or a mount being set up right now, between
+		 * mkdtemp() and the creation of its lock.  rmdir() is atomic
+		 * about emptiness, and that mount makes a fresh directory
+		 * when its lock cannot be created (PRIVATE_DIR_TRIES).
+		 */
+		dead = unlinkat(dfd, name, AT_REMOVEDIR) == 0;
+		goto out;
 	}
 	if (other || (!has_lock && !has_slab))
-		goto out; /* not ours, or a mount being set up right now */
+		goto out; /* not ours */
 	if (has_lock) {
 		lfd = openat(fd, LOCK_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		dead = lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0;
@@ -1566,12 +1707,12 @@ static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
 	}
 	if (!dead)
 		goto out;
-	if (has_slab && unlinkat(fd, OLD_SLAB_NAME, 0) < 0)
+	if (has_slab && unlinkat(fd, SLAB_NAME, 0) < 0)
 		bytes = 0;
 	if (has_nfs) {
 		rewinddir(d);
 		while ((de = readdir(d)))
-			if (!strncmp(de->d_name, ".nfs", 4))
+			if (is_hidden_slab(de->d_name))
 				(void)unlinkat(fd, de->d_name, 0);
 	}
 	if (has_lock)

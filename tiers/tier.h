@@ -542,18 +542,26 @@ static inline bool tier_has_csum(const struct tier *t)
  * squashing; such refusals, EPERM or ENOENT, become -EACCES).  On
  * success the caller owns *ret_dir and *ret_lock_fd and gives both back
  * with tier_private_dir_remove().
- * tier_private_dir_remove() - remove the lock file and the directory,
- * then close the lock; accepts NULL / -1 and things already gone.
+ * tier_private_dir_remove() - close the lock, then remove the lock
+ * file, a named slab ("slab", see below) and the directory, waiting up
+ * to 2 s for a hidden .fuse_hidden / .nfs file of a just-closed slab to
+ * go; accepts NULL / -1 and things already gone.  The caller closes
+ * (and unmaps) the slab first.
  * tier_backing_open() - an unlinked file (O_TMPFILE; where the
  * filesystem lacks that, a file created and unlinked at once) in @dir,
  * mode 0600: its data lives exactly as long as some process holds it
  * open or mapped, so a daemon killed by any means leaves none behind.
+ * Where the filesystem cannot use a file unlinked while open (GlusterFS:
+ * ESTALE), the file stays named, @dir/slab, until
+ * tier_private_dir_remove() or, after a crash, the next mount's sweep.
  * Returns the fd (O_RDWR, O_CLOEXEC) or -errno.
  * tier_sweep_stale() - remove the private directories in @path that a
  * dead mount left: a tierfs-* directory holding a lock file nobody
- * holds, or (an older tierfs, which had no lock file and a named
- * slab) a "slab" and nothing else, plus on NFS the silly-renamed
- * .nfsXXXX file an unlinked slab becomes when its node dies; only
+ * holds (with a named "slab" or not), or (an older tierfs, which had no
+ * lock file) a "slab" and nothing else, plus the hidden name an
+ * unlinked slab has while still open -- NFS's silly-renamed .nfsXXXX
+ * when the node died, a FUSE filesystem's .fuse_hiddenN -- or nothing
+ * at all (an empty directory); only
  * directories we own (or any as root) whose entries are just those.  Adds what it removed to
  * *ret_dirs and the bytes freed to *ret_bytes.  Best effort: returns
  * nothing; a directory it cannot judge is left alone.

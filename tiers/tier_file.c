@@ -6,7 +6,7 @@
  *
  * Layout: open makes a private directory PATH/tierfs-NAME-XXXXXX (0700)
  * holding a lock file (tier_private_dir_create()) and, unlinked, the
- * slab (0600): one file of nslots * extent_size bytes, made with
+ * slab (0600): one file of vslots * extent_size bytes, made with
  * ftruncate() and so sparse: slot N is the byte range starting at
  * N * extent_size, and a slot never written costs no disk space.  The
  * slab has no name (O_TMPFILE, see tier_backing_open()): the kernel
@@ -15,6 +15,22 @@
  * lock file, which the next mount on PATH removes (tier_sweep_stale()).
  * Close removes the directory.  Tests reach the slab through
  * /proc/PID/fd (a link to "DIR/#INO (deleted)").
+ *
+ * Where the filesystem has no O_TMPFILE and cannot use a file unlinked
+ * while open (GlusterFS's FUSE client answers with ESTALE), the slab
+ * keeps its name, DIR/slab, for the whole mount: a killed daemon's data
+ * then stays until the next mount on PATH sweeps the directory (its lock
+ * is free), a clean unmount removes it.  See tier_backing_open().
+ *
+ * Apparent size: the slab is t->vslots slots long, one per allocation
+ * unit of capacity (tier.h), so that a tier full of small extents still
+ * has a slot for each -- with 1 MiB extents 256 times the tier's size
+ * (a 2 GiB tier: a 512 GiB slab), capped at TIER_VIRT_MAX (4 TiB) or
+ * what the filesystem takes (EFBIG, below).  Where the slab is visible
+ * (a named slab; sshfs's .fuse_hiddenN, NFS's .nfsXXXX) ls shows that
+ * size; the blocks it holds (du, df) never exceed the tier's size plus
+ * partly written units, since a unit is reserved only when an extent
+ * takes it and punched out when the extent is freed.
  *
  * Zeroing: a fresh slab reads as zeros; a freed slot's blocks are handed
  * back with FALLOC_FL_PUNCH_HOLE, after which it reads as zeros again.
