@@ -11,7 +11,10 @@
 #     features in slurm.conf (NodeName=... Features=tierfs_fast,...).
 #  2. words tierfs.KEY=VALUE in the job's --extra string, which Slurm hands
 #     to the Prolog as SLURM_JOB_EXTRA (the Prolog does not see the job's
-#     own environment):  sbatch --extra="tierfs.split=ram:60G,nvme"
+#     own environment):  sbatch --extra="tierfs.split=ram:60G,disk"
+#     Slurm 23.02 and later only: 22.05 (Debian 12) has no --extra and
+#     sets no SLURM_JOB_EXTRA, so there this step finds nothing; use the
+#     SPANK plugin (tierfs_spank.so, README.md) for per-job options.
 #     (Not usable where SchedulerParameters=extra_constraints makes
 #     --extra a node filter.)
 # KEY is tiers, pin, split or promote, stored as user.tierfs.KEY.
@@ -32,10 +35,14 @@ SCRATCH=/scratch
 QUOTA_DEFAULT=""        # e.g. 100G
 QUOTA_MAX=""            # e.g. 1T: the largest total a job may ask for
 
-# Tier names are those of the [tier.NAME] sections of the mount's config.
+# Tier names are those of the [tier.NAME] sections of the mount's config;
+# these presets name the default stack's tiers (ram over disk, when tierfs
+# is mounted without --tier or a config).  A name the mount lacks is
+# refused by tierfs and logged.  With ../examples/tierfs.conf (ram, pmem,
+# nvme, hdd) use for instance tiers=ram,pmem,nvme and pin=nvme.
 declare -A FEATURE_POLICY=(
-	[tierfs_fast]="tiers=ram,pmem,nvme"  # never on HDD: ENOSPC rather than slow
-	[tierfs_nvme]="pin=nvme"             # leave RAM and PMem to other jobs
+	[tierfs_fast]="tiers=ram"            # never on disk: ENOSPC rather than slow
+	[tierfs_disk]="pin=disk"             # leave RAM to other jobs
 	[tierfs_stream]="promote=0"          # written once, read once: no copying up
 )
 

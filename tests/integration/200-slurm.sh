@@ -1,0 +1,254 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# GROUP: services
+# TIMEOUT: 180
+#
+# The SPANK plugin (contrib/slurm/tierfs_spank.so, issue 19) under real
+# Slurm 22.05: this test starts munged, slurmctld and slurmd on this
+# machine itself, without systemd, each in the foreground (in the
+# background of this shell), with everything private to the work
+# directory: config, munge key and socket, state and spool directories,
+# logs, ports.  One node "tnode" (127.0.0.1), one partition, proctrack/pgid,
+# task/none, select/linear; plugstack.conf loads the plugin with mount=
+# the test's tierfs mount, default_quota=32M, max_quota=1G.  Jobs run as
+# nobody.  Checks:
+#  - a job sees TMPDIR=MNT/job$ID, mode 0700, its own, on tierfs, with the
+#    --scratch-quota as its df size and the --scratch-policy set;
+#  - a bad --scratch-quota (malformed, over max_quota) or --scratch-policy
+#    (unknown key, bad value) is refused by sbatch: non-zero exit, a
+#    "tierfs:" line on stderr, no job queued;
+#  - a job without options gets default_quota;
+#  - the directory is gone after the job completes and after scancel of a
+#    running job;
+#  - with tierfs unmounted, the prolog fails: the node is drained (DRAIN)
+#    and the job does not run; slurmd's log says why.
+# Every daemon this test starts is stopped at exit, also on failure.  Exit
+# 77 where munge or Slurm is not installed, the plugin was not built, or
+# the daemons do not start.
+. "$(dirname "$0")/lib.sh"
+
+: "${TIERFS_SPANK:=$(dirname "$TIERFS_BIN")/../contrib/slurm/tierfs_spank.so}"
+[ "$(id -u)" = 0 ] || t_skip "Slurm daemons need root"
+for c in munged slurmctld slurmd sbatch squeue scontrol scancel getfattr; do
+	command -v "$c" >/dev/null ||
+		t_skip "$c missing: install munge, slurmctld, slurmd, slurm-client, attr"
+done
+[ -f "$TIERFS_SPANK" ] ||
+	t_skip "SPANK plugin '$TIERFS_SPANK' not built (no slurm/spank.h: install libslurm-dev)"
+
+S=$T/slurm
+OUT=$T/out
+NODE=tnode
+JOB_USER=nobody
+JOB_UID=$(id -u "$JOB_USER") || t_skip "no user $JOB_USER"
+JOB_GID=$(id -g "$JOB_USER")
+SL_PIDS=()
+mkdir -p "$S"/{state,spool,log,munge} "$OUT" || t_fail mkdir
+chmod 755 "$S" "$S/munge" "$S/log"
+chmod 1777 "$OUT"
+export SLURM_CONF=$S/slurm.conf
+
+# Stop what this test started, newest first: jobs first (their
+# slurmstepd processes are not our children), then the daemons.
+sl_teardown() {
+	local i pid
+	if [ ${#SL_PIDS[@]} -gt 1 ]; then
+		timeout 10 scancel --quiet -u "$JOB_USER" 2>/dev/null
+		t_wait_until 20 eval '[ -z "$(squeue -h -o %i 2>/dev/null)" ]'
+	fi
+	for ((i = ${#SL_PIDS[@]} - 1; i >= 0; i--)); do
+		pid=${SL_PIDS[i]}
+		kill "$pid" 2>/dev/null
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	SL_PIDS=()
+}
+
+sl_exit() {
+	local rc=$?
+	trap - EXIT
+	if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+		for f in slurmctld slurmd; do
+			echo "--- $f log ---"
+			tail -n 30 "$S/log/$f.log" 2>/dev/null
+		done
+	fi
+	sl_teardown
+	(exit $rc)
+	t_cleanup
+}
+trap sl_exit EXIT
+
+# a free TCP port on 127.0.0.1 (above the ephemeral range's usual start)
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 12000))
+		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+	done
+	t_skip "no free TCP port found"
+}
+
+t_mount -o allow_other --tier ram=ram:256M
+chmod 755 "$MNT"
+t_as "$JOB_UID:$JOB_GID" true  # opens $T for traversal
+
+# ------------------------------------------------------------ munge
+head -c 1024 /dev/urandom >"$S/munge/munge.key"
+chmod 400 "$S/munge/munge.key"
+SOCK=$S/munge/munge.socket
+munged --foreground --force --key-file="$S/munge/munge.key" \
+	--socket="$SOCK" --pid-file="$S/munge/munged.pid" \
+	--log-file="$S/log/munged.log" --seed-file="$S/munge/seed" \
+	>"$S/log/munged.out" 2>&1 &
+SL_PIDS+=($!)
+t_wait_until 10 test -S "$SOCK" ||
+	t_skip "munged does not start: $(tail -n 1 "$S/log/munged.out" "$S/log/munged.log" 2>/dev/null | tr '\n' ' ')"
+
+# ------------------------------------------------------------ slurm
+HOST=$(hostname -s)
+cat >"$S/slurm.conf" <<EOF
+ClusterName=tierfstest
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$SOCK
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmctldLogFile=$S/log/slurmctld.log
+SlurmdLogFile=$S/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+SelectType=select/linear
+SchedulerType=sched/builtin
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SwitchType=switch/none
+PlugStackConfig=$S/plugstack.conf
+SlurmdParameters=config_overrides
+ReturnToService=2
+KillWait=2
+MinJobAge=600
+InactiveLimit=0
+NodeName=$NODE NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+PartitionName=t Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
+EOF
+cat >"$S/plugstack.conf" <<EOF
+required $TIERFS_SPANK mount=$MNT default_quota=32M max_quota=1G
+EOF
+chmod 644 "$S/slurm.conf" "$S/plugstack.conf"
+
+slurmctld -D -i -f "$SLURM_CONF" >"$S/log/slurmctld.out" 2>&1 &
+SL_PIDS+=($!)
+slurmd -D -N "$NODE" -f "$SLURM_CONF" >"$S/log/slurmd.out" 2>&1 &
+SL_PIDS+=($!)
+
+node_state() { scontrol -o show node "$NODE" 2>/dev/null | sed -n 's/.* State=\([^ ]*\).*/\1/p'; }
+node_idle() { [ "$(node_state)" = IDLE ]; }
+if ! t_wait_until 40 node_idle; then
+	for p in "${SL_PIDS[@]}"; do
+		kill -0 "$p" 2>/dev/null && continue
+		t_skip "a Slurm daemon does not start: $(tail -n 2 "$S"/log/slurm*.out "$S"/log/slurm*.log 2>/dev/null | tr '\n' ' ')"
+	done
+	t_fail "node $NODE not idle after 40 s: state '$(node_state)'"
+fi
+echo "slurmctld and slurmd up: node $NODE $(node_state)"
+
+# job_state ID -- JobState of a job ("" when unknown)
+job_state() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([^ ]*\).*/\1/p'; }
+# job_done ID -- the job has ended and its epilog has run
+job_done() {
+	case $(job_state "$1") in
+	COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)
+		! squeue -h -j "$1" -t CG -o %i 2>/dev/null | grep -q . ;;
+	*) return 1 ;;
+	esac
+}
+# submit ARGS... -- sbatch as the job user; prints the job id
+submit() {
+	t_as "$JOB_UID:$JOB_GID" sbatch --parsable -o "$OUT/%j.out" "$@"
+}
+
+# ------------------------------------------------- a job with its options
+JOB_SCRIPT='echo "TMPDIR=$TMPDIR"
+stat -c "mode=%a uid=%u gid=%g" "$TMPDIR"
+df -B1 --output=size "$TMPDIR" | tail -n 1 | tr -d " " | sed "s/^/size=/"
+echo hello >"$TMPDIR/f" && echo "write=ok"
+getfattr --absolute-names --only-values -n user.tierfs.promote "$TMPDIR" | sed "s/^/promote=/"; echo'
+id=$(submit --scratch-quota=64M --scratch-policy=promote=0 --wrap "$JOB_SCRIPT") ||
+	t_fail "sbatch with --scratch-quota=64M --scratch-policy=promote=0 failed"
+t_wait_until 60 job_done "$id" || t_fail "job $id did not end: state $(job_state "$id")"
+t_eq "$(job_state "$id")" COMPLETED "state of job $id ($(cat "$OUT/$id.out" 2>/dev/null))"
+out=$(cat "$OUT/$id.out")
+echo "job $id: $(tr '\n' ' ' <<<"$out")"
+grep -qx "TMPDIR=$MNT/job$id" <<<"$out" || t_fail "job $id: TMPDIR is not $MNT/job$id: $out"
+grep -qx "mode=700 uid=$JOB_UID gid=$JOB_GID" <<<"$out" ||
+	t_fail "job $id: directory not 0700 and the job's: $out"
+grep -qx "size=$((64 << 20))" <<<"$out" || t_fail "job $id: df size is not the 64M quota: $out"
+grep -qx "write=ok" <<<"$out" || t_fail "job $id: cannot write in TMPDIR: $out"
+grep -qx "promote=0" <<<"$out" || t_fail "job $id: user.tierfs.promote not 0: $out"
+[ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after the job"
+
+# --------------------------------------- default_quota when none is asked
+id=$(submit --wrap 'df -B1 --output=size "$TMPDIR" | tail -n 1 | tr -d " "') ||
+	t_fail "sbatch without options failed"
+t_wait_until 60 job_done "$id" || t_fail "job $id did not end"
+t_eq "$(cat "$OUT/$id.out")" $((32 << 20)) "df size with default_quota=32M"
+[ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after the job"
+
+# ------------------------------------------ bad requests: refused by sbatch
+refused() {
+	local err rc
+	err=$(submit "$@" --wrap true 2>&1 >/dev/null)
+	rc=$?
+	[ $rc -ne 0 ] || t_fail "sbatch $* was accepted"
+	grep -q '^sbatch: error: tierfs: ' <<<"$err" ||
+		t_fail "sbatch $*: no tierfs message on stderr: $err"
+	echo "refused: sbatch $* -> $(grep -m1 tierfs: <<<"$err")"
+}
+refused --scratch-quota=12Q
+refused --scratch-quota=2G
+refused --scratch-quota=ram:4G,total:2T
+refused --scratch-policy=colour=red
+refused --scratch-policy=promote=2
+refused --scratch-policy=split=ram,nvme:1G
+[ -z "$(squeue -h -o %i)" ] || t_fail "a refused job was queued: $(squeue)"
+
+# ------------------------------------------------------- scancel
+id=$(submit --scratch-quota=16M --wrap 'touch "$TMPDIR/running"; exec sleep 300') ||
+	t_fail "sbatch of the long job failed"
+t_wait_until 60 test -e "$MNT/job$id/running" ||
+	t_fail "job $id did not start: state $(job_state "$id")"
+scancel "$id" || t_fail "scancel $id"
+t_wait_until 60 job_done "$id" || t_fail "job $id not ended after scancel: $(job_state "$id")"
+t_eq "$(job_state "$id")" CANCELLED "state of job $id after scancel"
+[ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after scancel"
+
+# --------------------------------------- no tierfs: the node is drained
+t_unmount
+[ -z "$T_DAEMON_PROBLEM" ] || t_fail "$T_DAEMON_PROBLEM"
+id=$(submit --wrap "touch $OUT/ran") || t_fail "sbatch with tierfs unmounted failed"
+node_drained() { [[ $(node_state) == *DRAIN* ]]; }
+t_wait_until 60 node_drained || t_fail "node not drained with no tierfs on $MNT: $(node_state)"
+echo "no tierfs: node $(node_state), $(scontrol -o show node "$NODE" | grep -o 'Reason=.*')"
+echo "job $id: $(job_state "$id")"
+[ -e "$OUT/ran" ] && t_fail "job $id ran on a node without tierfs"
+[ -e "$MNT/job$id" ] && t_fail "the prolog made $MNT/job$id on the plain directory"
+grep -q "tierfs: job $id: $MNT is not a mount point" "$S/log/slurmd.log" ||
+	t_fail "slurmd's log does not say why: $(grep tierfs "$S/log/slurmd.log" | tail -n 3)"
+t_pass
