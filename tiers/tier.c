@@ -1715,8 +1715,17 @@ static bool sweep_one(int dfd, const char *name, uint64_t *ret_bytes)
 			if (is_hidden_slab(de->d_name))
 				(void)unlinkat(fd, de->d_name, 0);
 	}
-	if (has_lock)
+	if (has_lock) {
+		/*
+		 * Closed before the unlink, as in tier_private_dir_remove():
+		 * on sshfs an open file's unlink is a rename to .fuse_hidden,
+		 * which would keep the directory from going.  A mount never
+		 * reuses a directory, so once dead it stays dead unlocked.
+		 */
+		(void)close(lfd);
+		lfd = -1;
 		(void)unlinkat(fd, LOCK_NAME, 0);
+	}
 	dead = unlinkat(dfd, name, AT_REMOVEDIR) == 0 || bytes > 0;
 	if (dead)
 		*ret_bytes += bytes;
