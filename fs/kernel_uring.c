@@ -53,6 +53,7 @@
  * (the ring is used only once every queue has an entry).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fuse.h>
 #include <liburing.h>
 #include <pthread.h>
@@ -62,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -142,6 +144,7 @@ struct ur_thread {
 	struct iovec iov[2];	/* what REGISTER points at */
 	uint64_t unique;	/* the request being handled, or 0 */
 	bool replied;
+	bool grown;		/* added by ur_busy(): kick once registered */
 	struct ur_thread *next;	/* ur.lock; the list of every thread */
 };
 
@@ -325,7 +328,7 @@ bool kernel_uring_reply(const struct iovec *iov, int count, ssize_t *ret)
 	return true;
 }
 
-static int ur_spawn(unsigned qid);
+static int ur_spawn(unsigned qid, bool grown);
 
 /*
  * @t starts on a request: if that leaves its queue without an idle entry,
@@ -343,7 +346,7 @@ static void ur_busy(struct ur_thread *t)
 	pthread_mutex_lock(&ur.lock);
 	if (__atomic_load_n(&q->threads, __ATOMIC_RELAXED) < UR_MAX_THREADS &&
 	    !__atomic_load_n(&ur.stopping, __ATOMIC_RELAXED) &&
-	    ur_spawn(t->qid) < 0)
+	    ur_spawn(t->qid, true) < 0)
 		log_debug("cannot add a thread to FUSE io_uring queue %u",
 			  t->qid);
 	pthread_mutex_unlock(&ur.lock);
@@ -395,6 +398,70 @@ static void ur_handle(struct ur_thread *t)
 	}
 }
 
+/*
+ * The kick.  The kernel hands a newly registered entry only the requests
+ * that come after it: what it queued while the queue had no idle entry
+ * waits until some entry of that queue commits.  If every other entry
+ * of the queue is held by a hung tier (a frozen or dead filesystem),
+ * nothing commits, and a CREATE waiting there holds its directory's
+ * lock, so that every user who lists or creates in that directory
+ * stalls behind it while the new entry sits idle (test 195 caught
+ * this, 1 run in about 20 on a loaded machine).  So once a grown entry
+ * is registered, a short-lived thread on the queue's CPU -- the kernel
+ * picks the queue by the caller's CPU -- asks the mount for its root's
+ * attributes with AT_STATX_FORCE_SYNC, which is always a GETATTR: it
+ * finds an idle entry, and that entry's COMMIT_AND_FETCH takes what
+ * waited.  The thread is detached and owns its argument; the mount
+ * gone or the CPU offline, it ends having done nothing.  A queue grows
+ * at most UR_MAX_THREADS - UR_THREADS times, so this is rare.
+ */
+struct ur_kick {
+	unsigned qid;
+	char path[]; /* the mount point */
+};
+
+static void *ur_kick_main(void *arg)
+{
+	struct ur_kick *k = arg;
+	struct statx stx;
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(k->qid, &cpus);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0)
+		(void)statx(AT_FDCWD, k->path, AT_STATX_FORCE_SYNC, STATX_TYPE,
+			    &stx);
+	free(k);
+	return NULL;
+}
+
+static void ur_kick(unsigned qid)
+{
+	const char *mnt = ur.fs ? ur.fs->opt.mountpoint : NULL;
+	size_t n = mnt ? strlen(mnt) + 1 : 0;
+	pthread_attr_t attr;
+	struct ur_kick *k;
+	pthread_t th;
+	int r;
+
+	if (!n || !(k = malloc(sizeof(*k) + n)))
+		return;
+	k->qid = qid;
+	memcpy(k->path, mnt, n);
+	r = pthread_attr_init(&attr);
+	if (r == 0) {
+		(void)pthread_attr_setdetachstate(&attr,
+						  PTHREAD_CREATE_DETACHED);
+		r = pthread_create(&th, &attr, ur_kick_main, k);
+		pthread_attr_destroy(&attr);
+	}
+	if (r != 0) {
+		log_debug("cannot kick FUSE io_uring queue %u: %s", qid,
+			  strerror(r));
+		free(k);
+	}
+}
+
 static void *ur_main(void *arg)
 {
 	struct ur_thread *t = arg;
@@ -423,6 +490,9 @@ static void *ur_main(void *arg)
 	pthread_mutex_lock(&ur.lock);
 	ur.registered++;
 	pthread_mutex_unlock(&ur.lock);
+	/* the kernel took the entry inside the submit: it is idle now */
+	if (t->grown)
+		ur_kick(t->qid);
 	while (!__atomic_load_n(&ur.stopping, __ATOMIC_RELAXED)) {
 		struct __kernel_timespec ts = {
 			.tv_sec = UR_POLL_MS / 1000,
@@ -483,13 +553,14 @@ static int ur_thread_init(struct ur_thread *t, unsigned qid, size_t payload)
  * A new thread (and ring entry) for queue @qid.  ur.lock held.
  * Return: 0 or -errno (nothing added).
  */
-static int ur_spawn(unsigned qid)
+static int ur_spawn(unsigned qid, bool grown)
 {
 	struct ur_thread *t = calloc(1, sizeof(*t));
 	int r;
 
 	if (!t)
 		return -ENOMEM;
+	t->grown = grown;
 	r = ur_thread_init(t, qid, ur.max_payload);
 	if (r == 0)
 		r = -pthread_create(&t->thread, NULL, ur_main, t);
@@ -534,7 +605,7 @@ int kernel_uring_start(struct tierfs *fs, struct fuse_session *se, int fd,
 	ur.registered = 0;
 	__atomic_store_n(&ur.stopping, false, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < (unsigned)nq * UR_THREADS && r == 0; i++)
-		r = ur_spawn(i / UR_THREADS);
+		r = ur_spawn(i / UR_THREADS, false);
 	pthread_mutex_unlock(&ur.lock);
 	if (r < 0) {
 		log_warn("cannot start FUSE over io_uring: %s; requests stay on /dev/fuse",

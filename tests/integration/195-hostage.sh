@@ -44,7 +44,11 @@ setfattr -n user.tierfs.pin -v disk "$MNT/a" || t_fail "pin a to disk"
 setfattr -n user.tierfs.tiers -v ram "$MNT/b" || t_fail "b on ram"
 t_as "$B" sh -c "echo before > '$MNT/b/f'" || t_fail "b's first write"
 
+# where the test is, so that a run killed at its hang limit says where
+step() { echo "$(date +%T) $*" >&2; }
+
 # --- A: a frozen tier under 12 O_DIRECT writers
+step "A: freezing the file tier"
 fsfreeze -f "$T/lo" || t_skip "fsfreeze does not work here"
 frozen=1
 pids=()
@@ -56,15 +60,18 @@ done
 # wait until the daemon holds the writers (their files exist)
 all_there() { [ "$(find "$MNT/a" -name 'w*' | wc -l)" -eq 12 ]; }
 t_wait_until $LIMIT all_there || t_fail "A: the writers did not start"
+step "A: 12 writers started; B's requests"
 t_as "$B" timeout $LIMIT mkdir "$MNT/b/during" ||
 	t_fail "A: B's mkdir did not complete while a tier was frozen"
 t_as "$B" timeout $LIMIT sh -c "echo during >> '$MNT/b/f' && cat '$MNT/b/f' >/dev/null" ||
 	t_fail "A: B's write to a RAM-tier file did not complete"
 t_as "$B" timeout $LIMIT stat "$MNT/b/during" >/dev/null || t_fail "A: B's stat"
+step "A: thawing; waiting for the writers"
 thaw
 for p in "${pids[@]}"; do
 	wait "$p" || t_fail "A: a writer failed after the thaw"
 done
+step "A: writers done"
 for i in $(seq 12); do
 	t_eq "$(stat -c %s "$MNT/a/w$i")" $((4 * M)) "A: w$i's size"
 	t_eq "$(tr -d '\0' <"$MNT/a/w$i" | wc -c)" 0 "A: w$i's data"
@@ -72,6 +79,7 @@ done
 rm -rf "$MNT/a"/w*
 
 # --- B: 12 layout loops on a large tree
+step "B: the tree"
 mkdir -p "$MNT/a/tree"
 python3 - "$MNT/a/tree" <<'PY' || t_fail "B: the tree"
 import os, sys
@@ -85,6 +93,7 @@ PY
 chown -R 1001:1001 "$MNT/a/tree"
 stop=$T/stop
 loops=()
+step "B: 12 layout loops; B's requests"
 for i in $(seq 12); do
 	t_as "$A" sh -c "while [ ! -e '$stop' ]; do getfattr -n user.tierfs.layout '$MNT/a/tree' >/dev/null 2>&1; done" &
 	loops+=($!)
@@ -96,7 +105,9 @@ for i in $(seq 20); do
 		{ touch "$stop"; t_fail "B: B's create $i"; }
 done
 touch "$stop"
+step "B: waiting for the loops to stop"
 for p in "${loops[@]}"; do
 	wait "$p"
 done
+step "B: loops done"
 t_pass
