@@ -9,11 +9,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -23,6 +27,8 @@
 #include "options.h"
 #include "fs.h"
 #include "log.h"
+#include "macro.h"
+#include "mountinfo.h"
 #include "tier.h"
 #include "banned.h"
 
@@ -78,15 +84,57 @@ static void usage(FILE *f)
 		DEFAULT_FILE_TIER_PARENT);
 }
 
+/*
+ * The mount's source, as mount(8), findmnt and /proc/self/mountinfo show
+ * it: the absolute path of the config file when there is one (the first
+ * field of the fstab line, so that `mount -a` sees the line mounted and
+ * skips it), "tierfs:NAME+NAME..." for tiers given on the command line,
+ * and "tierfs:default" for the default stack.  Returns @buf.
+ */
+static const char *mount_source(const struct tierfs_options *opt,
+				bool tiers_given, char *buf, size_t len)
+{
+	size_t n;
+
+	if (opt->config_file) {
+		snprintf(buf, len, "%s", opt->config_file);
+		return buf;
+	}
+	if (!tiers_given) {
+		snprintf(buf, len, "tierfs:default");
+		return buf;
+	}
+	n = (size_t)snprintf(buf, len, "tierfs:");
+	for (unsigned i = 0; i < opt->ntiers && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "+" : "",
+				      opt->tiers[i].name);
+	return buf;
+}
+
+/* @s with ',' and '\' escaped for a libfuse -o list, into @buf. */
+static const char *opt_escape(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 2 < len; s++) {
+		if (*s == ',' || *s == '\\')
+			buf[n++] = '\\';
+		buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 /* Build libfuse's argv: our fixed options plus the user's -o list. */
 static int build_fuse_args(const struct tierfs_options *opt,
-			   struct fuse_args *args)
+			   const char *source, struct fuse_args *args)
 {
-	char o[4096];
+	char o[4096], src[PATH_MAX * 2 + 2];
 	int n;
 
 	n = snprintf(o, sizeof(o),
-		     "default_permissions,fsname=tierfs,subtype=tierfs%s%s",
+		     "default_permissions,fsname=%s,subtype=tierfs%s%s",
+		     opt_escape(source, src, sizeof(src)),
 		     opt->fuse_opts ? "," : "",
 		     opt->fuse_opts ? opt->fuse_opts : "");
 	if (n < 0 || (size_t)n >= sizeof(o))
@@ -97,6 +145,213 @@ static int build_fuse_args(const struct tierfs_options *opt,
 	if (opt->debug && fuse_opt_add_arg(args, "-d"))
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * The tierfs mounted on @path itself, if any (the last line for @path in
+ * mountinfo is the one on top): its source into @src, and its mount and
+ * superblock options, comma-joined, into @opts (if not NULL).  Returns 1 when
+ * there is one, 0 when not, -errno when mountinfo cannot be read.
+ */
+static int tierfs_at(const char *path, char *src, size_t len, char *opts,
+		     size_t olen)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		struct mountinfo_entry e;
+
+		if (!mountinfo_parse(line, &e) || strcmp(e.mountpoint, path))
+			continue;
+		/* whatever is on top of the mount point decides */
+		found = !strcmp(e.fstype, "fuse.tierfs");
+		if (found)
+			snprintf(src, len, "%s", e.source);
+		if (found && opts)
+			snprintf(opts, olen, "%s,%s", e.mount_opts, e.super_opts);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * Issue 19: a second tierfs on a live one would hide every running job's
+ * files behind an empty filesystem, and a mount(8) that cannot tell the
+ * two apart (`mount -a`, a second `mount /scratch`) would do it without
+ * a word.  Refused, with one line; a dead tierfs (its daemon gone) too,
+ * since its mount point must be unmounted before anything can use it.
+ * Returns 0 (go on) or -1 (refused, said).
+ */
+static int check_not_stacked(const char *path)
+{
+	char src[PATH_MAX + 64] = "";
+	struct statfs sfs;
+	int r = tierfs_at(path, src, sizeof(src), NULL, 0);
+
+	if (r <= 0)
+		return 0; /* nothing there (or no /proc: mount as before) */
+	if (statfs(path, &sfs) < 0 && errno == ENOTCONN) {
+		fprintf(stderr,
+			"tierfs: '%s' is a tierfs mount whose daemon is gone (source %s): unmount it first (umount -l '%s')\n",
+			path, src, path);
+		return -1;
+	}
+	fprintf(stderr,
+		"tierfs: '%s' is already a live tierfs mount (source %s): refusing to mount a second one over it\n",
+		path, src);
+	return -1;
+}
+
+/* Mount flags -o remount may change, as mount(8) spells them. */
+static const struct {
+	const char *name;
+	unsigned long set, clear;
+} vfs_flags[] = {
+	{ "ro", MS_RDONLY, 0 },	    { "rw", 0, MS_RDONLY },
+	{ "nosuid", MS_NOSUID, 0 }, { "suid", 0, MS_NOSUID },
+	{ "nodev", MS_NODEV, 0 },   { "dev", 0, MS_NODEV },
+	{ "noexec", MS_NOEXEC, 0 }, { "exec", 0, MS_NOEXEC },
+	{ "noatime", MS_NOATIME, MS_RELATIME | MS_STRICTATIME },
+	{ "relatime", MS_RELATIME, MS_NOATIME | MS_STRICTATIME },
+	{ "strictatime", MS_STRICTATIME, MS_NOATIME | MS_RELATIME },
+	{ "atime", 0, MS_NOATIME },
+	{ "nodiratime", MS_NODIRATIME, 0 }, { "diratime", 0, MS_NODIRATIME },
+};
+
+/* Does the comma list @list hold the item @item? */
+static bool list_has(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchrnul(p, ',');
+
+		if ((size_t)(end - p) == n && !strncmp(p, item, n))
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * Apply @set and @clear (MS_* of vfs_flags[]) to the live mount on
+ * @path: ro/rw on the superblock when one of them was asked, the others
+ * on the mount, from the flags it has now (a bind remount replaces them
+ * all).  Returns the exit status, having said why on failure.
+ */
+static int remount_flags(const char *path, unsigned long set,
+			 unsigned long clear)
+{
+	static const struct {
+		unsigned long st, ms;
+	} now_map[] = {
+		{ ST_RDONLY, MS_RDONLY },     { ST_NOSUID, MS_NOSUID },
+		{ ST_NODEV, MS_NODEV },	      { ST_NOEXEC, MS_NOEXEC },
+		{ ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME },
+		{ ST_RELATIME, MS_RELATIME },
+	};
+	unsigned long flags = 0;
+	struct statvfs sv;
+
+	if (statvfs(path, &sv) < 0) {
+		fprintf(stderr, "tierfs: -o remount of '%s': %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(now_map) / sizeof(now_map[0]); i++)
+		if (sv.f_flag & now_map[i].st)
+			flags |= now_map[i].ms;
+	flags = (flags & ~clear) | set;
+	if ((set | clear) & MS_RDONLY &&
+	    mount(NULL, path, NULL, MS_REMOUNT | (flags & MS_RDONLY), NULL) < 0) {
+		fprintf(stderr, "tierfs: -o remount of '%s': %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags, NULL) < 0) {
+		fprintf(stderr, "tierfs: -o remount of '%s': %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * -o remount (mount(8) runs `tierfs SOURCE DIR -o remount,...` through
+ * mount.fuse3).  A tierfs cannot take new settings while it lives -- its
+ * tiers hold the only copy of the data, and a new daemon would start
+ * empty -- so a remount changes what the kernel can change on the live
+ * mount, the flags of vfs_flags[] (ro/rw on the superblock, the rest on
+ * the mount), and refuses anything else with one line: a tierfs setting
+ * (-o key=value of ours, a long option), another source than the mount
+ * shows (the config file, or "tierfs:..."; the config is not read), or
+ * a FUSE option the live mount does not already have.  Returns the exit
+ * status.
+ */
+static int remount(const struct tierfs_options *opt, int argc, char **argv)
+{
+	char live[PATH_MAX + 64] = "", line_opts[4096] = "";
+	unsigned long set = 0, clear = 0;
+	const char *p;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "--", 2)) {
+			fprintf(stderr,
+				"tierfs: -o remount changes only the mount flags (ro, rw, nosuid, nodev, noexec, atime); %s needs a new mount: unmount and mount again (the scratch data goes)\n",
+				argv[i]);
+			return 1;
+		}
+	}
+	if (opt->own_o) {
+		fprintf(stderr,
+			"tierfs: -o remount changes only the mount flags (ro, rw, nosuid, nodev, noexec, atime), not tierfs settings: unmount and mount again (the scratch data goes), or use tierctl for policies and drains\n");
+		return 1;
+	}
+	r = tierfs_at(opt->mountpoint, live, sizeof(live), line_opts,
+		      sizeof(line_opts));
+	if (r <= 0) {
+		fprintf(stderr, "tierfs: -o remount: no tierfs is mounted on '%s'\n",
+			opt->mountpoint);
+		return 1;
+	}
+	if (opt->config_file && strcmp(live, opt->config_file)) {
+		fprintf(stderr,
+			"tierfs: -o remount: '%s' serves %s, not %s; a new config needs a new mount\n",
+			opt->mountpoint, live, opt->config_file);
+		return 1;
+	}
+	for (p = opt->fuse_opts; p && *p;) {
+		const char *end = strchrnul(p, ',');
+		size_t n = (size_t)(end - p);
+		char item[256];
+		bool known = false;
+
+		snprintf(item, sizeof(item), "%.*s", (int)MIN(n, sizeof(item) - 1), p);
+		p = *end ? end + 1 : end;
+		if (!*item || !strcmp(item, "remount"))
+			continue;
+		for (size_t i = 0; i < sizeof(vfs_flags) / sizeof(vfs_flags[0]); i++) {
+			if (strcmp(item, vfs_flags[i].name))
+				continue;
+			set = (set & ~vfs_flags[i].clear) | vfs_flags[i].set;
+			clear = (clear & ~vfs_flags[i].set) | vfs_flags[i].clear;
+			known = true;
+		}
+		if (!known && !list_has(line_opts, item)) {
+			fprintf(stderr,
+				"tierfs: -o remount cannot change '%s' on a live mount: unmount and mount again (the scratch data goes)\n",
+				item);
+			return 1;
+		}
+	}
+	return remount_flags(opt->mountpoint, set, clear);
 }
 
 static int check_mountpoint(const char *path)
@@ -155,6 +410,8 @@ int main(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct tierfs *fs = NULL;
 	char err[OPT_ERR_MAX] = "";
+	char source[PATH_MAX + 64];
+	bool tiers_given;
 	int saved_stderr = -1;
 	int ret = 1;
 	int r;
@@ -173,8 +430,21 @@ int main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
+	if (r == 0 && list_has(opt.fuse_opts, "remount")) {
+		/* the first argument is the source the mount shows, which
+		 * mount.fuse3 passes back: a config file or "tierfs:..." */
+		if (opt.config_file && make_absolute(&opt.config_file) < 0)
+			r = -ENOMEM;
+		else if (opt.mountpoint && make_absolute(&opt.mountpoint) < 0)
+			r = -ENOMEM;
+		else if (opt.mountpoint) {
+			ret = remount(&opt, argc, argv);
+			goto out;
+		}
+	}
 	if (r == 0 && opt.config_file)
 		r = options_load_config(&opt, err, sizeof(err));
+	tiers_given = opt.ntiers > 0; /* options_finish() adds the defaults */
 	if (r == 0)
 		r = options_finish(&opt, err, sizeof(err));
 	if (r < 0) {
@@ -183,13 +453,17 @@ int main(int argc, char **argv)
 	}
 	log_setup("tierfs", false, opt.debug);
 	r = make_absolute(&opt.mountpoint);
+	if (r == 0)
+		r = make_absolute(&opt.config_file);
 	for (unsigned i = 0; r == 0 && i < opt.ntiers; i++)
 		r = make_absolute(&opt.tiers[i].path);
 	if (r < 0) {
 		fprintf(stderr, "tierfs: out of memory\n");
 		goto out;
 	}
-	if (check_mountpoint(opt.mountpoint) < 0)
+	mount_source(&opt, tiers_given, source, sizeof(source));
+	if (check_not_stacked(opt.mountpoint) < 0 ||
+	    check_mountpoint(opt.mountpoint) < 0)
 		goto out;
 	if (opt.transport == TRANSPORT_URING && !kernel_uring_enabled()) {
 		fprintf(stderr,
@@ -211,7 +485,7 @@ int main(int argc, char **argv)
 	if (tierfs_create(&opt, &fs) < 0)
 		goto out;
 
-	if (build_fuse_args(&opt, &args) < 0) {
+	if (build_fuse_args(&opt, source, &args) < 0) {
 		fprintf(stderr, "tierfs: mount options too long\n");
 		goto out;
 	}

@@ -391,10 +391,12 @@ int parse_o(struct tierfs_options *opt, const char *list, char *err,
 		free(item);
 		if (r != -ENOENT) {
 			/* ours, set or refused */
+			opt->own_o++;
 		} else if (n >= 5 && !strncmp(p, "tier=", 5)) {
 			char *v = strndup(p + 5, n - 5);
 			struct tier_conf tc;
 
+			opt->own_o++;
 			if (!v)
 				return -ENOMEM;
 			r = options_parse_tier(v, &tc, err, errlen);

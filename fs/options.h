@@ -120,6 +120,7 @@ struct tierfs_options {
 	char *config_file;    /* owned */
 	char *mountpoint;     /* owned */
 	char *fuse_opts;      /* owned; comma-joined -o options for libfuse */
+	unsigned own_o;	      /* tierfs settings given in -o lists (parse_o) */
 	bool foreground;
 	bool debug;
 	bool single_thread;

@@ -293,7 +293,7 @@ static int policy_get(const struct tierfs_path *p, int argc, char **argv,
 		sp = strchr(eq + 1, ' ');
 		if (sp) {
 			*sp++ = '\0';
-			ctl_unescape(sp);
+			unescape_octal(sp);
 		}
 		printf("%-8s %-24s %s\n", line, eq[1] ? qn(eq + 1) : "-",
 		       sp ? qn(sp) : "");

@@ -47,7 +47,7 @@ static int parse_line(char *line, struct quota_line *ret)
 	ret->dir = dir + 4;
 	if (dir != line)
 		dir[-1] = '\0';
-	ctl_unescape(ret->dir);
+	unescape_octal(ret->dir);
 	if (dir == line)
 		return 0;
 	for (char *w = strtok_r(line, " ", &save); w;

@@ -229,61 +229,6 @@ void strv_free(char **v, size_t n)
 	free(v);
 }
 
-void ctl_unescape(char *s)
-{
-	char *w = s;
-
-	for (char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
-		    r[2] <= '7' && r[3] >= '0' && r[3] <= '7' &&
-		    (r[1] != '0' || r[2] != '0' || r[3] != '0')) {
-			*w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 |
-				      (r[3] - '0'));
-			r += 3;
-		} else if (r[0] == '\\' && r[1] == '\\') {
-			*w++ = '\\';
-			r++;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = '\0';
-}
-
-/* One line of /proc/self/mountinfo, split in place. */
-struct mountinfo_entry {
-	unsigned dev_major, dev_minor; /* of the filesystem: st_dev */
-	char *mountpoint;	       /* unescaped */
-	char *fstype;		       /* "fuse.tierfs", "ext4", ... */
-};
-
-static bool mountinfo_parse(char *line, struct mountinfo_entry *e)
-{
-	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - TYPE SRC SOPTS */
-	char *field[5], *p = line, *sep;
-	int i;
-
-	for (i = 0; i < 5; i++) {
-		field[i] = p;
-		p = strchr(p, ' ');
-		if (!p)
-			return false;
-		*p++ = '\0';
-	}
-	if (sscanf(field[2], "%u:%u", &e->dev_major, &e->dev_minor) != 2)
-		return false;
-	sep = strstr(p, " - ");
-	if (!sep)
-		return false;
-	e->fstype = sep + 3;
-	sep = strchr(e->fstype, ' ');
-	if (sep)
-		*sep = '\0';
-	ctl_unescape(field[4]); /* octal escapes: \040 for a space */
-	e->mountpoint = field[4];
-	return true;
-}
-
 ssize_t tierfs_mounts(char ***ret_list)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");

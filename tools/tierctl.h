@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "mountinfo.h"
 #include "quote.h"
 
 #define TIERCTL_EXIT_OK 0
@@ -102,9 +103,8 @@ typedef int (*ctl_run_fn)(void *arg, uint64_t start, uint64_t len,
  */
 int ctl_extents_each(const char *path, ctl_run_fn fn, void *arg);
 
-/* Undo the escapes of ctl_proto.h (and of /proc/self/mountinfo) in
- * place: "\\" for a backslash, "\ooo" for any byte but NUL. */
-void ctl_unescape(char *s);
+/* The escapes of ctl_proto.h are those of /proc/self/mountinfo: undo
+ * them with unescape_octal() (fs/util/mountinfo.h). */
 
 /* ---- mounts ---- */
 
