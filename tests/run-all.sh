@@ -35,7 +35,8 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 # The legs above run on /dev/fuse (the kernel offers io_uring only with
 # the fuse module's enable_uring=1, off by default).  This one turns it
 # on for the run (root; restored at exit, also on failure) and runs the
-# mounted suite again, in the ASan+UBSan build, with every daemon started
+# mounted suite again (less the tests that start services of their own,
+# GROUP services), in the ASan+UBSan build, with every daemon started
 # as --transport uring (lib.sh's TIERFS_TEST_TRANSPORT), so that a mount
 # that cannot use the rings fails instead of falling back.  Skipped, with
 # a line saying so, on a kernel without the parameter (before 6.14).
@@ -49,7 +50,7 @@ if [ -w "$uring_param" ]; then
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 	TIERFS_TEST_TRANSPORT=uring \
 		meson test -C "$prefix-asan" --print-errorlogs --num-processes 2 \
-		--suite integration
+		--suite integration --no-suite integration-services
 	restore_uring
 	trap - EXIT
 else
@@ -128,6 +129,10 @@ read -r -a suites <<<"${TSAN_SUITES:-unit integration}"
 for i in "${!suites[@]}"; do
 	suites[i]="--suite=${suites[i]}"
 done
+# the tests that start a service of their own (Slurm, GlusterFS, sshd:
+# GROUP services) run in the plain and ASan legs; their threads are the
+# same as everywhere else, and each costs tens of seconds a leg
+suites+=(--no-suite=integration-services)
 rc=0
 "${wrap[@]}" meson test -C "$prefix-tsan" --print-errorlogs \
 	--num-processes 2 "${suites[@]}" || rc=$?
