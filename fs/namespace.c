@@ -511,19 +511,39 @@ int ns_link(struct tierfs *fs, struct tfs_inode *inode, struct tfs_inode *dir,
 	return r;
 }
 
-/* Is the caller in group @gid (primary or supplementary)? */
+/*
+ * Is the caller in group @gid (primary or supplementary)?  Every
+ * supplementary group counts, not only the first 64: getgroups says how
+ * many there are, and a longer list is fetched again into a buffer of
+ * that size (NGROUPS_MAX is 65536).  Out of memory, or a list that cannot
+ * be read, answers "not in the group": for the sgid rule that clears the
+ * bit, the safe side.
+ */
 static bool cred_in_group(const struct ns_cred *cred, gid_t gid)
 {
-	gid_t groups[64];
+	gid_t small[64], *groups = small;
+	bool in = false;
 	int n;
 
 	if (cred->gid == gid)
 		return true;
-	n = cred->getgroups(cred->arg, (int)ARRAY_SIZE(groups), groups);
-	for (int i = 0; i < n && i < (int)ARRAY_SIZE(groups); i++)
+	n = cred->getgroups(cred->arg, (int)ARRAY_SIZE(small), small);
+	if (n > (int)ARRAY_SIZE(small)) {
+		int want = n;
+
+		groups = malloc((size_t)want * sizeof(*groups));
+		if (!groups)
+			return false;
+		n = cred->getgroups(cred->arg, want, groups);
+		if (n > want)
+			n = want; /* grew in between: what was read */
+	}
+	for (int i = 0; i < n; i++)
 		if (groups[i] == gid)
-			return true;
-	return false;
+			in = true;
+	if (groups != small)
+		free(groups);
+	return in;
 }
 
 bool ns_kill_suidgid(struct tierfs *fs, struct tfs_inode *inode,

@@ -21,6 +21,10 @@ command -v setpriv >/dev/null || t_skip "setpriv missing"
 A=65534:65534            # nobody
 B=1001:1001              # another user
 C=1002:1002:1002,1234    # a user with supplementary group 1234
+# a user with 70 supplementary groups, 2100 the last in the kernel's
+# sorted list (issue 20: only the first 64 were looked at, so a write
+# cleared sgid of a member's group)
+D=1003:1003:$(seq -s, 2001 2069),2100
 
 t_mount -o allow_other --tier ram=ram:64M
 # programs where the other users can run them
@@ -185,6 +189,8 @@ kill_steps() {
 	t_as $A bash -c "echo more >>'$f'"; stat -c "sgid-nonmember-write %a" "$f"
 	f=$d/mg; echo x >"$f"; chown 0:1234 "$f"; chmod 2666 "$f"
 	t_as $C bash -c "echo more >>'$f'"; stat -c "sgid-member-write %a" "$f"
+	f=$d/mg70; echo x >"$f"; chown 0:2100 "$f"; chmod 2666 "$f"
+	t_as $D bash -c "echo more >>'$f'"; stat -c "sgid-member70-write %a" "$f"
 	f=$d/fa; echo x >"$f"; chmod 6777 "$f"
 	t_as $A fallocate -l 8192 "$f"; stat -c "fallocate %a" "$f"
 	f=$d/cn; echo x >"$f"; chmod 6755 "$f"
