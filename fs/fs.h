@@ -94,7 +94,8 @@ struct tierfs {
 	uint64_t kern_offered;	   /* capability flags INIT offered */
 	uint64_t kern_added;	   /* flags we added to the INIT reply */
 	uint64_t kern_init_unique; /* the INIT request, until its reply */
-	bool kern_init_pending;
+	bool kern_init_pending;	   /* acquire/release atomic: every reply
+				    * reads it (kernel_io_writev()) */
 	bool killpriv_v2;	   /* we clear suid/sgid on write, truncate,
 				    * chown (the kernel accepted it) */
 	bool writeback;		   /* the kernel's writeback cache is on */

@@ -179,7 +179,8 @@ void kernel_note_request(struct tierfs *fs, const void *buf, size_t n)
 				flags |= (uint64_t)in->flags2 << 32;
 			fs->kern_offered = flags;
 			fs->kern_init_unique = h->unique;
-			fs->kern_init_pending = true;
+			__atomic_store_n(&fs->kern_init_pending, true,
+					 __ATOMIC_RELEASE);
 		}
 		break;
 	default:
@@ -438,14 +439,18 @@ ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
 	/* a reply to a request that came over io_uring goes back there */
 	if (kernel_uring_reply(iov, count, &r))
 		return r;
-	if (fs->kern_init_pending && count >= 2 &&
+	/* every reply of every worker looks: an atomic, so that the
+	 * ordering with INIT is one TSan can see, not only the protocol's */
+	if (__atomic_load_n(&fs->kern_init_pending, __ATOMIC_ACQUIRE) &&
+	    count >= 2 &&
 	    iov[0].iov_len >= sizeof(struct fuse_out_header)) {
 		struct fuse_out_header *oh = iov[0].iov_base;
 
 		if (oh->unique == fs->kern_init_unique) {
 			uint64_t add = fs->kern_added;
 
-			fs->kern_init_pending = false;
+			__atomic_store_n(&fs->kern_init_pending, false,
+					 __ATOMIC_RELEASE);
 			if (oh->error == 0 &&
 			    iov[1].iov_len >= offsetof(struct fuse_init_out, flags2) + 4) {
 				struct fuse_init_out *out = iov[1].iov_base;
@@ -725,7 +730,8 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 	pthread_t t;
 
 	kernel_stop(fs); /* a second INIT (tests) waits for the first */
-	if (!fs->opt.no_kernel_features && fs->kern_init_pending) {
+	if (!fs->opt.no_kernel_features &&
+	    __atomic_load_n(&fs->kern_init_pending, __ATOMIC_ACQUIRE)) {
 		add = fs->kern_offered &
 		      (KFUSE_HANDLE_KILLPRIV_V2 | KFUSE_DIRECT_IO_ALLOW_MMAP);
 		if (fs->opt.transport != TRANSPORT_DEV)
