@@ -1353,6 +1353,69 @@ START_TEST(test_tier_file_slab_truncated_behind_back)
 }
 END_TEST
 
+/*
+ * Issue 18: a write into part of a checksum block reads back only the
+ * pieces it touches (tier.c, CSUM_PIECE), which it cannot verify on
+ * their own.  Damage under such a write is never blessed: the block
+ * stays EIO after writes that cover the damaged piece whole, partly, or
+ * not at all, and only a write of the whole block makes it good again;
+ * the other blocks of the slot are unaffected throughout.
+ */
+START_TEST(test_tier_file_partial_write_never_blesses_damage)
+{
+	size_t bs = (size_t)1 << t->csum_shift;
+	unsigned char *buf = t_xmalloc(EXT), bad = 0;
+	uint32_t slots[NSLOTS];
+	char slab[4096];
+	int fd;
+
+	ck_assert_uint_eq(bs, 65536);
+	t_alloc_all(t, slots);
+	t_write_slot(t, 0, 3);
+	t_slab_path(slab, sizeof(slab));
+	fd = open(slab, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	/* one byte of piece 1 of block 0 changes on the medium */
+	ck_assert_int_eq(pread(fd, &bad, 1, 5000), 1);
+	bad ^= 0x5a;
+	ck_assert_int_eq(pwrite(fd, &bad, 1, 5000), 1);
+	ck_assert_int_eq(tier_read(t, 0, 0, buf, 4096), -EBADMSG);
+	/* the damaged piece overwritten whole: still EIO */
+	t_fill(buf, 4096, 4096, 9);
+	ck_assert_int_eq(tier_write(t, 0, 4096, buf, 4096), 4096);
+	ck_assert_int_eq(tier_read(t, 0, 0, buf, 4096), -EBADMSG);
+	/* a partial write elsewhere in the block, and a misaligned one
+	 * across two pieces: still EIO */
+	t_fill(buf, 100, 20000, 9);
+	ck_assert_int_eq(tier_write(t, 0, 20000, buf, 100), 100);
+	t_fill(buf, 5000, 30000, 9);
+	ck_assert_int_eq(tier_write(t, 0, 30000, buf, 5000), 5000);
+	ck_assert_int_eq(tier_read(t, 0, 60000, buf, 10), -EBADMSG);
+	/* the next block was never touched by any of it */
+	ck_assert_int_eq(tier_read(t, 0, bs, buf, bs), (ssize_t)bs);
+	ck_assert_int_eq(t_check(buf, bs, bs, 3), -1);
+	/* partial writes into that good block keep it good and exact */
+	t_fill(buf, 4096, bs + 4096, 11);
+	ck_assert_int_eq(tier_write(t, 0, bs + 4096, buf, 4096), 4096);
+	t_fill(buf, 777, bs + 9000, 11);
+	ck_assert_int_eq(tier_write(t, 0, bs + 9000, buf, 777), 777);
+	ck_assert_int_eq(tier_read(t, 0, bs, buf, bs), (ssize_t)bs);
+	ck_assert_int_eq(t_check(buf, 4096, bs, 3), -1);
+	ck_assert_int_eq(t_check(buf + 4096, 4096, bs + 4096, 11), -1);
+	ck_assert_int_eq(t_check(buf + 8192, 9000 - 8192, bs + 8192, 3), -1);
+	ck_assert_int_eq(t_check(buf + 9000, 777, bs + 9000, 11), -1);
+	ck_assert_int_eq(t_check(buf + 9777, bs - 9777, bs + 9777, 3), -1);
+	/* a whole-block write heals block 0 */
+	t_fill(buf, bs, 0, 13);
+	ck_assert_int_eq(tier_write(t, 0, 0, buf, bs), (ssize_t)bs);
+	memset(buf, 0, bs);
+	ck_assert_int_eq(tier_read(t, 0, 0, buf, bs), (ssize_t)bs);
+	ck_assert_int_eq(t_check(buf, bs, 0, 13), -1);
+	close(fd);
+	free(buf);
+}
+END_TEST
+
 
 /* ------------------------------------------------------------------ */
 /* crash leftovers, shared free space, tier paths (issue 11) */
@@ -1680,6 +1743,7 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_filesystem_full_gives_enospc);
 	tcase_add_test(tc, test_tier_file_slab_unlinked_behind_back);
 	tcase_add_test(tc, test_tier_file_slab_truncated_behind_back);
+	tcase_add_test(tc, test_tier_file_partial_write_never_blesses_damage);
 	tcase_add_test(tc, test_tier_file_free_capped_by_statvfs);
 	tcase_add_test(tc, test_tier_file_shared_filesystem);
 	suite_add_tcase(s, tc);
