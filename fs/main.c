@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +30,14 @@
 #include "log.h"
 #include "macro.h"
 #include "mountinfo.h"
+#include "notify.h"
 #include "tier.h"
 #include "banned.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: tierfs [OPTIONS] [CONFIG_FILE] MOUNTPOINT\n"
+		"usage: tierfs [OPTIONS] [CONFIG_FILE|tierfs:default] MOUNTPOINT\n"
 		"\n"
 		"Tiered scratch filesystem: file data in extents over RAM, PMem and\n"
 		"file (NVMe, SSD, HDD) tiers, fastest first.\n"
@@ -70,6 +72,8 @@ static void usage(FILE *f)
 		"  -o OPT[,OPT...]              FUSE mount options (allow_other, ...);\n"
 		"                               every option above also as -o name=value\n"
 		"                               (extent_size=1M, no_migrate, tier=SPEC)\n"
+		"  -o allow_suid, -o allow_dev  honour setuid bits, device nodes (the\n"
+		"                               mount is nosuid,nodev without them)\n"
 		"  -f                           stay in the foreground\n"
 		"  -d                           debug output (implies -f)\n"
 		"  -s                           single-threaded\n"
@@ -321,10 +325,13 @@ static int remount(const struct tierfs_options *opt, int argc, char **argv)
 			opt->mountpoint);
 		return 1;
 	}
-	if (opt->config_file && strcmp(live, opt->config_file)) {
+	/* the source as given: a config file, or tierfs:..., or plain
+	 * "tierfs" (an fstab line's), which names no particular mount */
+	p = opt->config_file ? opt->config_file : opt->source;
+	if (p && strcmp(p, "tierfs") && strcmp(live, p)) {
 		fprintf(stderr,
 			"tierfs: -o remount: '%s' serves %s, not %s; a new config needs a new mount\n",
-			opt->mountpoint, live, opt->config_file);
+			opt->mountpoint, live, p);
 		return 1;
 	}
 	for (p = opt->fuse_opts; p && *p;) {
@@ -392,15 +399,120 @@ static int make_absolute(char **path)
 	return 0;
 }
 
-/* Is our stderr a terminal or a regular file (see main())? */
-static bool stderr_keepable(void)
+/*
+ * Can a detached daemon keep writing to our stderr (detached_stderr())?
+ * A terminal, or a regular file that still has a name, yes.  Not a file
+ * with no name left (st_nlink 0): mount(8) or a service manager may hand
+ * the helper a temporary file that it deletes, and what is written there
+ * reaches no one while it fills the disk.  Not a pipe or a socket: whoever
+ * started us (`out=$(mount ...)`) would wait for its end as long as the
+ * mount lives.  @what gets a name for it, for the message.
+ */
+static bool stderr_keepable(char *what, size_t len)
 {
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/fd/2", path, sizeof(path) - 1);
 	struct stat st;
 
-	if (fstat(STDERR_FILENO, &st) < 0)
+	path[n > 0 ? n : 0] = '\0';
+	if (fstat(STDERR_FILENO, &st) < 0) {
+		snprintf(what, len, "closed");
 		return false;
-	return S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) &&
-				       isatty(STDERR_FILENO));
+	}
+	if ((S_ISREG(st.st_mode) && st.st_nlink > 0) ||
+	    (S_ISCHR(st.st_mode) && isatty(STDERR_FILENO))) {
+		snprintf(what, len, "%s", *path ? path : "a file or terminal");
+		return true;
+	}
+	if (S_ISREG(st.st_mode))
+		snprintf(what, len, "a deleted file (%s)", path);
+	else if (S_ISFIFO(st.st_mode))
+		snprintf(what, len, "a pipe");
+	else if (S_ISSOCK(st.st_mode))
+		snprintf(what, len, "a socket");
+	else
+		snprintf(what, len, "%s", *path ? path : "not a terminal or file");
+	return false;
+}
+
+/*
+ * Where a detached daemon's messages go.  Detached, we log to the journal
+ * when it listens, else to syslog.  A node with neither would lose every
+ * message, so then we keep writing to the stderr we were started with
+ * (daemonizing would close it) when stderr_keepable(), and say so once,
+ * there, now: the admin who mounts sees where to look.  When it cannot
+ * be kept, that line says the messages are lost.  Returns a copy of
+ * stderr to keep (>= 3), or -1.
+ */
+static int detached_stderr(void)
+{
+	char what[PATH_MAX + 32];
+	int fd = -1;
+
+	if (log_journal_present(NULL) || access("/dev/log", W_OK) == 0)
+		return -1;
+	if (stderr_keepable(what, sizeof(what)))
+		fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		fprintf(stderr,
+			"tierfs: no journal (%s) and no syslog socket (/dev/log), and stderr is %s: the daemon's messages are lost once it detaches; run journald or a syslog daemon, or tierfs -f with stderr to a file\n",
+			LOG_JOURNAL_SOCKET, what);
+		return -1;
+	}
+	fprintf(stderr,
+		"tierfs: no journal and no syslog socket (/dev/log): logging to stderr (%s)\n",
+		what);
+	return fd;
+}
+
+/*
+ * libfuse's own messages ("fuse: ..."), once ours go to the journal or
+ * syslog: the same place, at libfuse's level (syslog's numbers), without
+ * libfuse's final newline.  Without this they would go to the stderr
+ * that daemonizing points at /dev/null.
+ */
+static void fuse_log_ours(enum fuse_log_level level, const char *fmt,
+			  va_list ap) __attribute__((format(printf, 2, 0)));
+
+static void fuse_log_ours(enum fuse_log_level level, const char *fmt,
+			  va_list ap)
+{
+	char buf[1024];
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	if (n < 0)
+		return;
+	n = MIN(n, (int)sizeof(buf) - 1);
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_msg((int)level, "%s", buf);
+}
+
+/*
+ * Tell the service manager (Type=notify; notify.h) that the mount serves
+ * (@ready) or that the daemon begins to stop.  A detached daemon also
+ * names itself: it is not the process the manager started.
+ */
+static void notify_state(bool ready, const struct tierfs_options *opt,
+			 const char *source)
+{
+	char state[PATH_MAX * 2 + 128], pid[32] = "";
+	int r;
+
+	if (!opt->foreground)
+		snprintf(pid, sizeof(pid), "\nMAINPID=%d", (int)getpid());
+	if (ready)
+		snprintf(state, sizeof(state),
+			 "READY=1\nSTATUS=serving %s (source %s)%s",
+			 opt->mountpoint, source, pid);
+	else
+		snprintf(state, sizeof(state),
+			 "STOPPING=1\nSTATUS=unmounting %s and freeing its tiers",
+			 opt->mountpoint);
+	r = notify_send(state);
+	if (r < 0)
+		log_warn("cannot notify the service manager at '%s' (NOTIFY_SOCKET): %s",
+			 getenv("NOTIFY_SOCKET"), strerror(-r));
 }
 
 int main(int argc, char **argv)
@@ -437,6 +549,8 @@ int main(int argc, char **argv)
 			r = -ENOMEM;
 		else if (opt.mountpoint && make_absolute(&opt.mountpoint) < 0)
 			r = -ENOMEM;
+		else if (options_mount_flags(&opt) < 0)
+			r = -ENOMEM; /* mount.fuse3's dev,suid: see there */
 		else if (opt.mountpoint) {
 			ret = remount(&opt, argc, argv);
 			goto out;
@@ -447,11 +561,22 @@ int main(int argc, char **argv)
 	tiers_given = opt.ntiers > 0; /* options_finish() adds the defaults */
 	if (r == 0)
 		r = options_finish(&opt, err, sizeof(err));
+	if (r == 0)
+		r = options_mount_flags(&opt); /* nosuid,nodev unless allowed */
 	if (r < 0) {
 		fprintf(stderr, "tierfs: %s\n", *err ? err : strerror(-r));
 		goto out;
 	}
 	log_setup("tierfs", false, opt.debug);
+	/*
+	 * Under a systemd unit (tierfs -f) stderr is the journal's stream
+	 * ($JOURNAL_STREAM names it): speak the journal's own protocol, so
+	 * that messages keep their priority and fields (log.h).  Anywhere
+	 * else in the foreground -- a terminal, a test's log file -- stderr.
+	 */
+	if (opt.foreground &&
+	    log_journal_stream_is(getenv("JOURNAL_STREAM"), STDERR_FILENO))
+		(void)log_setup_journal(NULL);
 	r = make_absolute(&opt.mountpoint);
 	if (r == 0)
 		r = make_absolute(&opt.config_file);
@@ -481,6 +606,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	/* an fstab line's tierfs:... source that the mount will not show:
+	 * mount -a would not see the line mounted (and be refused);
+	 * said after the refusals above, which are one line each */
+	if (opt.source && strcmp(opt.source, source))
+		log_warn("the source '%s' does not name this mount's tiers: it shows as '%s'; give that as the fstab line's first field, so that mount -a sees it mounted",
+			 opt.source, source);
 	/* tier errors are logged (to stderr: not detached yet) by create */
 	if (tierfs_create(&opt, &fs) < 0)
 		goto out;
@@ -501,28 +632,23 @@ int main(int argc, char **argv)
 	if (r < 0)
 		log_warn("cannot hook the FUSE device: %s; using only what libfuse %s negotiates",
 			 strerror(-r), fuse_pkgversion());
-	/*
-	 * Detached, we log to the journal when it listens, else to syslog.
-	 * A node with neither would lose every message, so then we keep
-	 * writing to the stderr we were started with, which daemonizing
-	 * would close -- if it is a terminal or a file.  Never a pipe or a
-	 * socket: whoever started us (`out=$(mount ...)`) would wait for its
-	 * end as long as the mount lives.
-	 */
-	if (!opt.foreground && !log_journal_present(NULL) &&
-	    access("/dev/log", W_OK) != 0 && stderr_keepable())
-		saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	/* detached: the journal, syslog, or the stderr we keep (said now) */
+	if (!opt.foreground)
+		saved_stderr = detached_stderr();
 	if (fuse_daemonize(opt.foreground) != 0)
 		goto out_unmount;
 	if (saved_stderr >= 0) {
 		(void)dup2(saved_stderr, STDERR_FILENO);
 		(void)close(saved_stderr);
-		log_warn("no journal and no syslog socket (/dev/log): logging to stderr");
 	} else if (!opt.foreground && log_setup_journal(NULL) < 0) {
 		log_setup("tierfs", true, opt.debug);
 	}
-	if (!opt.foreground)
-		log_info("mounted on '%s'", opt.mountpoint);
+	if (log_to_journal() || (!opt.foreground && saved_stderr < 0))
+		fuse_set_log_func(fuse_log_ours);
+	if (!opt.foreground || log_to_journal())
+		log_info("mounted on '%s' (source %s)", opt.mountpoint, source);
+	/* the mount is live and the loop below serves it from now on */
+	notify_state(true, &opt, source);
 
 	if (opt.single_thread) {
 		r = fuse_session_loop(se);
@@ -551,6 +677,7 @@ int main(int argc, char **argv)
 		log_err("session loop failed: %s", strerror(-r));
 
 out_unmount:
+	notify_state(false, &opt, source);
 	fuse_session_unmount(se);
 out_handlers:
 	fuse_remove_signal_handlers(se);

@@ -532,14 +532,88 @@ int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
 		return fail(err, errlen,
 			    "no mount point given (usage: tierfs [OPTIONS] [CONFIG_FILE] MOUNTPOINT)");
 	if (npos == 2) {
-		opt->config_file = strdup(pos[0]);
-		if (!opt->config_file)
+		r = options_source_is_spec(pos[0], err, errlen);
+		if (r < 0)
+			return r;
+		if (r)
+			opt->source = strdup(pos[0]);
+		else
+			opt->config_file = strdup(pos[0]);
+		if (!opt->source && !opt->config_file)
 			return -ENOMEM;
 	}
 	opt->mountpoint = strdup(pos[npos - 1]);
 	if (!opt->mountpoint)
 		return -ENOMEM;
 	return 0;
+}
+
+int options_source_is_spec(const char *arg, char *err, size_t errlen)
+{
+	const char *p;
+
+	if (!strcmp(arg, "tierfs") || !strcmp(arg, "tierfs:default"))
+		return 1;
+	if (strncmp(arg, "tierfs:", 7))
+		return 0;
+	/* tierfs:NAME+NAME..., as mount_source() writes it */
+	for (p = arg + 7;;) {
+		const char *end = strchrnul(p, '+');
+		size_t n = (size_t)(end - p);
+		char name[TIER_CONF_NAME_MAX + 1];
+
+		if (n == 0 || n > TIER_CONF_NAME_MAX)
+			break;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (!tier_name_chars_ok(name))
+			break;
+		if (!*end)
+			return 1;
+		p = end + 1;
+	}
+	return fail(err, errlen,
+		    "bad source '%s': give a config file, or tierfs:default (no config file: the tiers from -o tier=... or the default stack), or tierfs:NAME+NAME naming the tiers",
+		    arg);
+}
+
+/* Is the @n bytes at @p the word @w? */
+static bool word_is(const char *p, size_t n, const char *w)
+{
+	return strlen(w) == n && !strncmp(p, w, n);
+}
+
+int options_mount_flags(struct tierfs_options *opt)
+{
+	bool nosuid = false, nodev = false;
+	char *old = opt->fuse_opts;
+	int r = 0;
+
+	opt->fuse_opts = NULL;
+	for (const char *p = old; p && *p;) {
+		const char *end = strchrnul(p, ',');
+		size_t n = (size_t)(end - p);
+
+		if (word_is(p, n, "allow_suid"))
+			opt->allow_suid = true;
+		else if (word_is(p, n, "allow_dev"))
+			opt->allow_dev = true;
+		else if (word_is(p, n, "nosuid"))
+			nosuid = true;
+		else if (word_is(p, n, "nodev"))
+			nodev = true;
+		else if (n && !word_is(p, n, "suid") && !word_is(p, n, "dev"))
+			r = r ? r : add_fuse_opt(opt, p, n);
+		p = *end ? end + 1 : end;
+	}
+	free(old);
+	if (!r)
+		r = add_fuse_opt(opt, opt->allow_suid && !nosuid ? "suid" : "nosuid",
+				 opt->allow_suid && !nosuid ? 4 : 6);
+	if (!r)
+		r = add_fuse_opt(opt, opt->allow_dev && !nodev ? "dev" : "nodev",
+				 opt->allow_dev && !nodev ? 3 : 5);
+	return r;
 }
 
 /*
@@ -653,6 +727,7 @@ void options_release(struct tierfs_options *opt)
 	for (unsigned i = 0; i < opt->ntiers; i++)
 		free(opt->tiers[i].path);
 	free(opt->config_file);
+	free(opt->source);
 	free(opt->mountpoint);
 	free(opt->fuse_opts);
 	options_init(opt);

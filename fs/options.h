@@ -118,9 +118,19 @@ struct tierfs_options {
 	uint64_t max_xattr_bytes;
 	bool max_xattr_bytes_set;
 	char *config_file;    /* owned */
+	/*
+	 * owned; the first of two positional arguments when it names no
+	 * config file but a tierfs source (options_source_is_spec():
+	 * "tierfs", "tierfs:default", "tierfs:NAME+NAME"), as an fstab line
+	 * without a config file has it; config_file is then NULL
+	 */
+	char *source;
 	char *mountpoint;     /* owned */
 	char *fuse_opts;      /* owned; comma-joined -o options for libfuse */
 	unsigned own_o;	      /* tierfs settings given in -o lists (parse_o) */
+	/* -o allow_suid, -o allow_dev (options_mount_flags()) */
+	bool allow_suid;
+	bool allow_dev;
 	bool foreground;
 	bool debug;
 	bool single_thread;
@@ -154,12 +164,48 @@ int options_add_tier(struct tierfs_options *opt, struct tier_conf *tc,
  * --no-kernel-features; each also as
  * "-o name=value" with '_' for '-'), -f, -d, -s, -o, -h/--help,
  * -V/--version, and one or two positional arguments
- * ([CONFIG_FILE] MOUNTPOINT).  Other options are an error.
+ * ([CONFIG_FILE] MOUNTPOINT).  A first argument that is a tierfs source
+ * (options_source_is_spec()) goes to opt->source, not config_file.
+ * Other options are an error.
  *
  * Return: 0 or -EINVAL with a message in @err.
  */
 int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
 		       char *err, size_t errlen);
+
+/**
+ * options_source_is_spec() - is @arg a tierfs source, not a config file?
+ *
+ * "tierfs", "tierfs:default" and "tierfs:NAME+NAME..." (tier names as
+ * --tier takes them) name no config file: the tiers come from the
+ * options (-o tier=..., --tier) or, with none, the default stack.  They
+ * are what an fstab line without a config file puts in its first field,
+ * and the sources a mount shows (main.c mount_source()), which
+ * mount.fuse3 passes back on -o remount.  A config file called "tierfs"
+ * in the current directory is "./tierfs".
+ * Return: 1 for such a source, 0 for a config file path, -EINVAL (with
+ * a message) for "tierfs:" followed by anything else.
+ */
+int options_source_is_spec(const char *arg, char *err, size_t errlen);
+
+/**
+ * options_mount_flags() - settle suid and dev in opt->fuse_opts
+ *
+ * Issue 19: the same mount flags however tierfs is started.  As root,
+ * libfuse mounts nosuid,nodev by default, but mount.fuse3 (fstab, mount
+ * units) adds "dev,suid" to every mount whose options lack nodev and
+ * nosuid, so the two words cannot say what the admin meant.  A scratch
+ * filesystem that every user writes must not honour setuid binaries or
+ * device nodes unless the admin says so: the words suid and dev are
+ * dropped, and "nosuid"/"nodev" always end the list, unless -o
+ * allow_suid (then "suid") or -o allow_dev (then "dev") is given; a
+ * nosuid or nodev given with them still wins.  allow_suid and allow_dev
+ * leave the list too (libfuse does not know them) and set
+ * opt->allow_suid, opt->allow_dev.  Call it once every -o list is in
+ * (command line, config file), before the mount or -o remount.
+ * Return: 0 or -ENOMEM.
+ */
+int options_mount_flags(struct tierfs_options *opt);
 
 /**
  * options_load_config() - read opt->config_file (INI) into @opt

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 
@@ -22,7 +23,11 @@ enum log_sink { SINK_STDERR, SINK_SYSLOG, SINK_JOURNAL };
 static const char *log_ident = "tierfs";
 static enum log_sink log_sink = SINK_STDERR;
 static bool log_debug_on;
+/* an unconnected socket and the journal's address: each message is sent
+ * to the address, so a journald that restarts (and binds its socket
+ * anew) still gets the messages that follow */
 static int journal_fd = -1;
+static struct sockaddr_un journal_sa;
 
 void log_setup(const char *ident, bool use_syslog, bool debug)
 {
@@ -78,15 +83,58 @@ bool log_journal_present(const char *path)
 
 int log_setup_journal(const char *path)
 {
+	struct sockaddr_un sa;
 	int fd = journal_connect(path);
 
 	if (fd < 0)
 		return fd;
+	close(fd);
+	(void)journal_addr(path, &sa); /* journal_connect() checked it */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
 	if (journal_fd >= 0)
 		close(journal_fd);
 	journal_fd = fd;
+	journal_sa = sa;
 	log_sink = SINK_JOURNAL;
 	return 0;
+}
+
+bool log_to_journal(void)
+{
+	return log_sink == SINK_JOURNAL;
+}
+
+int log_journal_stream_parse(const char *value, uint64_t *dev, uint64_t *ino)
+{
+	unsigned long long d, i;
+	char *end;
+
+	/* "DEV:INO", both decimal (systemd.exec(5)) */
+	if (!value || *value < '0' || *value > '9')
+		return -EINVAL;
+	errno = 0;
+	d = strtoull(value, &end, 10);
+	if (errno || *end != ':' || end[1] < '0' || end[1] > '9')
+		return -EINVAL;
+	i = strtoull(end + 1, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*dev = d;
+	*ino = i;
+	return 0;
+}
+
+bool log_journal_stream_is(const char *value, int fd)
+{
+	uint64_t dev, ino;
+	struct stat st;
+
+	if (log_journal_stream_parse(value, &dev, &ino) < 0 ||
+	    fstat(fd, &st) < 0)
+		return false;
+	return (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
 }
 
 /*
@@ -126,6 +174,8 @@ static void journal_send(int level, const char *fields, const char *msg)
 	iov[k++] = (struct iovec){ len, sizeof(len) };
 	iov[k++] = (struct iovec){ (void *)msg, (size_t)n };
 	iov[k++] = (struct iovec){ nl, 1 };
+	mh.msg_name = &journal_sa;
+	mh.msg_namelen = sizeof(journal_sa);
 	mh.msg_iov = iov;
 	mh.msg_iovlen = (size_t)k;
 	(void)sendmsg(journal_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -2,15 +2,20 @@
 /*
  * log.h -- the daemon's one logging path.
  *
- * Where messages go:
- *   - stderr while the daemon runs in the foreground, and before it
- *     detaches (log_setup(..., false, ...));
+ * Where messages go (main.c decides):
+ *   - in the foreground (-f), stderr (log_setup(..., false, ...)) --
+ *     unless stderr is the journal's own stream, as under a systemd
+ *     unit: $JOURNAL_STREAM names its device and inode
+ *     (log_journal_stream_is()), and then the journal, as below;
+ *   - before the daemon detaches, stderr;
  *   - once detached, the systemd journal when its socket is there
  *     (log_setup_journal(): the native protocol, so a message keeps its
  *     priority and carries fields such as TIERFS_INODE and TIERFS_OFFSET
  *     that `journalctl TIERFS_INODE=12` can select);
  *   - else syslog when /dev/log is there (log_setup(..., true, ...));
- *   - else the stderr the daemon was started with, if main() kept it.
+ *   - else the stderr the daemon was started with, if main() kept it (a
+ *     terminal or a file that still has a name; main() says so once on
+ *     that stderr, and says when the messages are lost instead).
  *
  * Style (git's): lowercase, no final full stop, error first, subject in
  * single quotes: "cannot map pmem file '%s': %s".  A message about a
@@ -26,6 +31,7 @@
 #define TIERFS_UTIL_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <syslog.h>
 
 enum log_level {
@@ -50,6 +56,21 @@ int log_setup_journal(const char *path);
 
 /* True if a journal listens at @path (NULL: as for log_setup_journal). */
 bool log_journal_present(const char *path);
+
+/* True once log_setup_journal() has made the journal the sink. */
+bool log_to_journal(void);
+
+/*
+ * $JOURNAL_STREAM: systemd sets it to "DEV:INO" (decimal) when it
+ * connects the service's stdout or stderr to the journal.  A program
+ * whose stderr is that stream (same st_dev and st_ino: it may have been
+ * redirected since) may speak the native protocol instead.
+ * log_journal_stream_parse() returns 0 with the two numbers, or -EINVAL;
+ * log_journal_stream_is() says whether @value names the file @fd is
+ * open on (false for NULL or a bad value).
+ */
+int log_journal_stream_parse(const char *value, uint64_t *dev, uint64_t *ino);
+bool log_journal_stream_is(const char *value, int fd);
 
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -15,6 +15,8 @@
 #    changes ro/rw and the mount flags of the live mount and keeps its
 #    data; it refuses tierfs settings, another source and FUSE options
 #    the mount does not have, each with one line, changing nothing.
+# Remounts run the daemon binary itself ($TIERFS_BIN_REAL): the io_uring
+# leg's wrapper adds --transport, a setting a remount refuses.
 . "$(dirname "$0")/lib.sh"
 t_need_progs
 
@@ -58,25 +60,25 @@ one_mount "after two refused mounts"
 t_eq "$(cat "$MNT/f")" data "the first mount's file"
 
 # --- -o remount: mount flags yes, settings no
-"$TIERFS_BIN" "$T/scratch.conf" "$MNT" -o remount,ro,dev,suid ||
+"$TIERFS_BIN_REAL" "$T/scratch.conf" "$MNT" -o remount,ro,dev,suid ||
 	t_fail "remount ro"
 t_like "$(findmnt -n -o OPTIONS "$MNT")" "ro,*" "options after remount ro"
 out=$(touch "$MNT/g" 2>&1) && t_fail "a create on the read-only mount worked"
 t_like "$out" "*Read-only file system*" "a create on the read-only mount"
-"$TIERFS_BIN" "$T/scratch.conf" "$MNT" -o remount,rw,nosuid,nodev,noexec ||
+"$TIERFS_BIN_REAL" "$T/scratch.conf" "$MNT" -o remount,rw,nosuid,nodev,noexec ||
 	t_fail "remount rw"
 t_like "$(findmnt -n -o OPTIONS "$MNT")" "rw,nosuid,nodev,noexec*" "options after remount rw,noexec"
 echo more >>"$MNT/f" || t_fail "write after remount rw"
 t_eq "$(cat "$MNT/f")" "data
 more" "the file across two remounts"
 refused "remount with a setting" "not tierfs settings" \
-	"$TIERFS_BIN" "$T/scratch.conf" "$MNT" -o remount,high_watermark=50
+	"$TIERFS_BIN_REAL" "$T/scratch.conf" "$MNT" -o remount,high_watermark=50
 refused "remount with a tier" "needs a new mount" \
-	"$TIERFS_BIN" --tier ram=ram:8M "$T/scratch.conf" "$MNT" -o remount
+	"$TIERFS_BIN_REAL" --tier ram=ram:8M "$T/scratch.conf" "$MNT" -o remount
 refused "remount with another source" "serves $T/scratch.conf, not tierfs:other" \
-	"$TIERFS_BIN" tierfs:other "$MNT" -o remount,ro
+	"$TIERFS_BIN_REAL" tierfs:other "$MNT" -o remount,ro
 refused "remount with a FUSE option" "cannot change 'allow_other'" \
-	"$TIERFS_BIN" "$T/scratch.conf" "$MNT" -o remount,allow_other
+	"$TIERFS_BIN_REAL" "$T/scratch.conf" "$MNT" -o remount,allow_other
 t_like "$(findmnt -n -o OPTIONS "$MNT")" "rw,nosuid,nodev,noexec*" "options after refused remounts"
 one_mount "after the remounts"
 
@@ -93,7 +95,7 @@ refused "a tierfs on a dead one" "daemon is gone (source tierfs:fast+disk): unmo
 	"$TIERFS_BIN" --tier ram=ram:8M "$MNT"
 umount -l "$MNT" || t_fail "umount -l of the dead mount"
 refused "remount of nothing" "no tierfs is mounted" \
-	"$TIERFS_BIN" "$MNT" -o remount,ro
+	"$TIERFS_BIN_REAL" "$MNT" -o remount,ro
 t_mount --tier ram=ram:8M
 t_eq "$(findmnt -n -o SOURCE "$MNT")" "tierfs:ram" "source after the dead mount went"
 t_pass
