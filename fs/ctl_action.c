@@ -44,6 +44,25 @@ static int ctl_string(const char *value, size_t len, char *buf, size_t size)
 	return 0;
 }
 
+/* Every run of digits in @s (digits and spaces) is at most UINT64_MAX. */
+static bool numbers_fit_u64(const char *s)
+{
+	while (*s) {
+		uint64_t v = 0;
+
+		for (; *s >= '0' && *s <= '9'; s++) {
+			unsigned d = (unsigned)(*s - '0');
+
+			if (v > (UINT64_MAX - d) / 10)
+				return false;
+			v = v * 10 + d;
+		}
+		if (*s)
+			s++; /* a space */
+	}
+	return true;
+}
+
 static int tier_by_name(struct tierfs *fs, const char *name)
 {
 	for (unsigned i = 0; i < fs->ntiers; i++)
@@ -134,6 +153,10 @@ int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode, const char *value,
 		for (; *p; p++)
 			if (*p != ' ' && (*p < '0' || *p > '9'))
 				return -EINVAL;
+		/* and saturates at 2^64-1: "ram 18446744073709551616 1"
+		 * would be taken as "from 2^64-1" */
+		if (!numbers_fit_u64(buf + strlen(name)))
+			return -EINVAL;
 	}
 	dst = tier_by_name(fs, name);
 	if (dst < 0)

@@ -133,14 +133,33 @@ done
 # GROUP services) run in the plain and ASan legs; their threads are the
 # same as everywhere else, and each costs tens of seconds a leg
 suites+=(--no-suite=integration-services)
+# Each test program writes its reports under its own name,
+# $tsan_dir/PROGRAM.PID (the last log_path of TSAN_OPTIONS wins; the
+# mounted tests set theirs again in lib.sh), so that the expected ones
+# below can be told from the rest.
+tsan_logwrap=$PWD/$prefix-tsan/tsan-log-by-program
+printf '#!/bin/sh\nTSAN_OPTIONS="$TSAN_OPTIONS:log_path=$TSAN_LOG_DIR/${1##*/}" exec "$@"\n' \
+	>"$tsan_logwrap"
+chmod 755 "$tsan_logwrap"
 rc=0
-"${wrap[@]}" meson test -C "$prefix-tsan" --print-errorlogs \
+TSAN_LOG_DIR=$tsan_dir "${wrap[@]}" meson test -C "$prefix-tsan" \
+	--print-errorlogs --wrapper="$tsan_logwrap" \
 	--num-processes 2 "${suites[@]}" || rc=$?
 # Only a WARNING (a race, a use after free, a bad mutex call...) fails
 # here.  The other kind, "ERROR: ThreadSanitizer: SEGV/BUS", is a process
-# killed by a signal, which its test sees anyway -- and which
-# test_tier_pmem's foreign_sigbus_still_fatal provokes on purpose in a
-# child (it silences stderr, but the report goes to log_path).
+# killed by a signal, which its test sees anyway.  One of them comes in
+# every passing run, once per run of test_tier_pmem (the tests tier_pmem
+# and tier_pmem_forced): foreign_sigbus_still_fatal forks a child that
+# reads a shared mapping past the end of its truncated file on purpose,
+# to show that the pmem tier's SIGBUS guard lets a fault outside a tier
+# call kill the process.  TSan's handler reports that SIGBUS as "BUS on
+# unknown address" (the child silences stderr, but the report goes to
+# log_path), and the child dies as the test wants.  Such a report -- a
+# BUS, no WARNING, from test_tier_pmem -- is counted, not printed.  The
+# faults that the guard catches inside tier calls (a slab truncated
+# behind the tier's back, the tests of reads and writes past its end)
+# are handled before TSan would report them and give no report.
+tsan_expected=0
 for f in "$tsan_dir"/*; do
 	[ -f "$f" ] || continue
 	if grep -q 'WARNING: ThreadSanitizer' "$f"; then
@@ -148,10 +167,16 @@ for f in "$tsan_dir"/*; do
 		cat "$f"
 		echo "FAIL: ThreadSanitizer report outside the mounted tests (above)" >&2
 		[ "$rc" -ne 0 ] || rc=1
+	elif [[ ${f##*/} == test_tier_pmem.* ]] &&
+		head -n 1 "$f" | grep -q 'ERROR: ThreadSanitizer: BUS on unknown address'; then
+		tsan_expected=$((tsan_expected + 1))
 	else
 		echo "tsan: ${f##*/}: $(head -n 1 "$f") (a crash: its test decides)"
 	fi
 done
+if [ "$tsan_expected" -gt 0 ]; then
+	echo "tsan: $tsan_expected intended SIGBUS of test_tier_pmem's foreign_sigbus_still_fatal (expected, not shown)"
+fi
 [ "$rc" -eq 0 ] || exit "$rc"
 
 # ---- fuzz smoke run (clang + libFuzzer; .ci/run installs them) ----

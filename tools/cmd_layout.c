@@ -4,6 +4,14 @@
  * its extent list (runs, read page by page: ctl_extents_each()) and
  * user.tierfs.layout (every tier's name, in stack order, with its byte
  * count).
+ *
+ * What is counted: a run of the extent list is a range of whole extents
+ * (ctl_proto.h gives no more: not the bytes each extent holds), so a
+ * 4000-byte file has a run of one extent, 1M by default.  The bytes per
+ * tier are user.tierfs.layout's: what the tier holds for the file, in
+ * its 4 KiB allocation units (a hole inside an extent holds nothing),
+ * for a file as for a directory.  So the runs say where each range of
+ * the file lives, the totals how much space that takes on each tier.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +22,7 @@
 
 #include "ctl_proto.h"
 #include "tierctl.h"
+#include "json.h"
 #include "cleanup.h"
 #include "macro.h"
 #include "banned.h"
@@ -45,12 +54,8 @@ static struct tier_total *totals_get(struct totals *tt, const char *name)
 	return &tt->t[tt->n++];
 }
 
-/*
- * "ram=8388608 disk=0" into @tt, in order.  @use_values: take the byte
- * counts too (a directory), or only the names (a file, whose counts
- * come from its runs).
- */
-static int parse_layout(char *text, struct totals *tt, bool use_values)
+/* "ram=8388608 disk=0" into @tt, in order. */
+static int parse_layout(char *text, struct totals *tt)
 {
 	char *save = NULL;
 
@@ -65,8 +70,7 @@ static int parse_layout(char *text, struct totals *tt, bool use_values)
 		t = totals_get(tt, w);
 		if (!t)
 			return -E2BIG;
-		if (use_values)
-			t->bytes = strtoull(eq + 1, NULL, 10);
+		t->bytes = strtoull(eq + 1, NULL, 10);
 	}
 	return 0;
 }
@@ -121,73 +125,127 @@ static int layout_err(const char *path, int r)
 	/* on a tierfs mount (checked): a daemon without the attribute */
 	if (r == -ENOTSUP || r == -ENODATA)
 		return tierctl_err("'%s' reports no layout", qn(path));
+	if (errno_is_dead(-r)) {
+		_cleanup_free_ char *why = dead_mount_why(path, -r, NULL, NULL);
+
+		if (why)
+			return tierctl_err("%s", why);
+	}
 	return tierctl_err("cannot read the layout of '%s': %s", qn(path),
 			   strerror(-r));
 }
 
-static int layout_dir(const struct tierfs_path *p)
+/* user.tierfs.layout of @p into @tt. */
+static int read_totals(const struct tierfs_path *p, struct totals *tt)
 {
 	_cleanup_free_ char *text = NULL;
-	struct totals tt = { .n = 0 };
 	ssize_t r = ctl_get(p->at, TIERFS_XATTR_LAYOUT, &text);
 
 	if (r < 0)
 		return layout_err(p->path, (int)r);
-	if (parse_layout(text, &tt, true) < 0)
+	if (parse_layout(text, tt) < 0)
 		return tierctl_err("unexpected layout of '%s': '%s'",
 				   qn(p->path), qn(text));
+	return 0;
+}
+
+static void json_totals(struct json_writer *w, const struct totals *tt)
+{
+	uint64_t sum = 0;
+
+	json_array_begin(w, "tiers");
+	for (size_t i = 0; i < tt->n; i++) {
+		json_object_begin(w, NULL);
+		json_string(w, "name", tt->t[i].name);
+		json_u64(w, "bytes", tt->t[i].bytes);
+		json_object_end(w);
+		sum += tt->t[i].bytes;
+	}
+	json_array_end(w);
+	json_u64(w, "total", sum);
+}
+
+static int layout_dir(const struct tierfs_path *p, struct json_writer *w)
+{
+	struct totals tt = { .n = 0 };
+	int r = read_totals(p, &tt);
+
+	if (r)
+		return r;
+	if (w) {
+		json_object_begin(w, NULL);
+		json_string(w, "path", p->path);
+		json_string(w, "type", "directory");
+		json_totals(w, &tt);
+		json_object_end(w);
+		return 0;
+	}
 	print_totals(p->path, &tt, 0, false);
 	return 0;
 }
 
 /* Print the runs @rl of file @p and the totals per tier. */
 static int layout_runs(const struct tierfs_path *p, const struct stat *st,
-		       const struct run_list *rl)
+		       const struct run_list *rl, struct json_writer *w)
 {
 	const char *path = p->path;
 	const struct run *runs = rl->v;
 	size_t nruns = rl->n;
-	_cleanup_free_ char *lay = NULL;
 	_cleanup_free_ char *root = NULL;
 	struct totals tt = { .n = 0 };
 	uint64_t es = 0;
 	struct stats s;
 	char h[32], e[32];
-	ssize_t r;
+	int r;
 
-	r = ctl_get(p->at, TIERFS_XATTR_LAYOUT, &lay);
-	if (r < 0)
-		return layout_err(path, (int)r);
-	if (parse_layout(lay, &tt, false) < 0)
-		return tierctl_err("unexpected layout of '%s': '%s'", qn(path),
-				   qn(lay));
+	r = read_totals(p, &tt);
+	if (r)
+		return r;
 	/* the extent size is the mount's; not knowing it is no error */
 	if (mount_root(p->at, &root) == 0 && stats_read(root, &s) == 0) {
 		es = rec_u64(stats_find(&s, "mount", NULL), "extent_size");
 		stats_release(&s);
 	}
 
+	if (w) {
+		json_object_begin(w, NULL);
+		json_string(w, "path", path);
+		json_string(w, "type", "file");
+		json_u64(w, "size", (uint64_t)st->st_size);
+		if (es)
+			json_u64(w, "extent_size", es);
+		else
+			json_null(w, "extent_size");
+		json_array_begin(w, "runs");
+		for (size_t i = 0; i < nruns; i++) {
+			json_object_begin(w, NULL);
+			json_u64(w, "start", runs[i].start);
+			json_u64(w, "length", runs[i].len);
+			json_string(w, "tier", runs[i].tier);
+			json_object_end(w);
+		}
+		json_array_end(w);
+		json_totals(w, &tt);
+		json_object_end(w);
+		return 0;
+	}
 	printf("File size of %s is %llu (%s", qn(path),
 	       (unsigned long long)st->st_size,
 	       human((uint64_t)st->st_size, h, sizeof(h)));
 	if (es)
 		printf(", extent size %s", human(es, e, sizeof(e)));
 	printf(")\n run:      logical_offset:     length: tier:\n");
-	for (size_t i = 0; i < nruns; i++) {
-		struct tier_total *t = totals_get(&tt, runs[i].tier);
-
-		if (t)
-			t->bytes += runs[i].len;
+	for (size_t i = 0; i < nruns; i++)
 		printf("%4zu: %10llu..%10llu: %10s: %s\n", i,
 		       (unsigned long long)runs[i].start,
 		       (unsigned long long)(runs[i].start + runs[i].len - 1),
 		       human(runs[i].len, h, sizeof(h)), runs[i].tier);
-	}
 	print_totals(path, &tt, nruns, true);
 	return 0;
 }
 
-static int layout_file(const struct tierfs_path *p, const struct stat *st)
+static int layout_file(const struct tierfs_path *p, const struct stat *st,
+		       struct json_writer *w)
 {
 	struct run_list rl = { NULL, 0, 0 };
 	int r = ctl_extents_each(p->at, add_run, &rl);
@@ -197,22 +255,42 @@ static int layout_file(const struct tierfs_path *p, const struct stat *st)
 	else if (r < 0)
 		r = layout_err(p->path, r);
 	else
-		r = layout_runs(p, st, &rl);
+		r = layout_runs(p, st, &rl, w);
 	free(rl.v);
 	return r;
 }
 
 int cmd_layout(int argc, char **argv)
 {
-	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
-	bool printed = false;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "compact", no_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool printed = false, json = false, compact = false;
+	struct json_writer jw, *w = NULL;
 	int c, ret = 0;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1)
-		return tierctl_bad_option(c, argv);
+	while ((c = getopt_long(argc, argv, ":jc", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'c')
+			compact = true;
+		else
+			return tierctl_bad_option(c, argv);
+	}
+	if (compact && !json)
+		return tierctl_usage_err(argv[0], "--compact goes with --json");
 	if (optind == argc)
 		return tierctl_usage_err(argv[0], "no FILE given");
+	if (json) {
+		w = &jw;
+		json_init(w, stdout, !compact);
+		json_object_begin(w, NULL);
+		json_u64(w, "version", 1);
+		json_array_begin(w, "files");
+	}
 	for (int i = optind; i < argc; i++) {
 		struct tierfs_path p;
 		struct stat st;
@@ -231,12 +309,13 @@ int cmd_layout(int argc, char **argv)
 			continue;
 		}
 		/* a blank line between files, as filefrag -v has */
-		if (printed && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		if (printed && !w &&
+		    (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
 			putchar('\n');
 		if (S_ISDIR(st.st_mode))
-			r = layout_dir(&p);
+			r = layout_dir(&p, w);
 		else if (S_ISREG(st.st_mode))
-			r = layout_file(&p, &st);
+			r = layout_file(&p, &st, w);
 		else
 			r = tierctl_err(
 				"'%s' is not a regular file or directory",
@@ -246,6 +325,15 @@ int cmd_layout(int argc, char **argv)
 			ret = r;
 		else
 			printed = true;
+	}
+	if (w) {
+		json_array_end(w);
+		json_object_end(w);
+		/* a write error is reported once for all output, at exit */
+		tierctl_flush();
+		if (json_finish(w) == -EINVAL)
+			ret = tierctl_err("cannot write JSON: %s",
+					  strerror(EINVAL));
 	}
 	return ret;
 }

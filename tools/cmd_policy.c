@@ -36,14 +36,61 @@ static bool policy_key_ok(const char *key, size_t len)
 	return false;
 }
 
-/* An unknown KEY is a usage error, but its message needs no usage. */
+/* An unknown KEY is a usage error, but its message needs no usage.  The
+ * key is the user's text: escaped like a name, so that it can neither
+ * split the line nor reach the terminal as a control sequence. */
 static int key_err(const char *key, size_t len)
 {
+	_cleanup_free_ char *k = strndup(key, len);
+
 	tierctl_err(
-		"unknown policy key '%.*s': use tiers, pin, split or promote",
-		(int)len, key);
+		"unknown policy key '%s': use tiers, pin, split or promote",
+		k ? qn(k) : "?");
 	return TIERCTL_EXIT_USAGE;
 }
+
+/*
+ * The daemon reads split sizes back in bytes ("ram:1073741824,disk"):
+ * show each as the largest unit that keeps it exact ("ram:1G,disk"),
+ * which policy set takes back as it is.  Anything else as it is.
+ */
+static void split_exact(const char *value, char *buf, size_t len)
+{
+	_cleanup_free_ char *copy = strdup(value);
+	char *save = NULL;
+	size_t n = 0;
+
+	snprintf(buf, len, "%s", value); /* as it came, if not a split */
+	if (!copy || strstr(value, ",,") || *value == ',')
+		return;
+	for (char *part = strtok_r(copy, ",", &save); part;
+	     part = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(part, ':');
+		const char *sep = n ? "," : "";
+		uint64_t v;
+		char h[32];
+		int k;
+
+		/* digits only: "-1" (the rest) and what we cannot read stay */
+		if (colon && colon[1] && strspn(colon + 1, "0123456789") ==
+						 strlen(colon + 1) &&
+		    size_parse(colon + 1, &v) == 0) {
+			*colon = '\0';
+			k = snprintf(buf + n, len - n, "%s%s:%s", sep, part,
+				     size_exact(v, h, sizeof(h)));
+		} else {
+			k = snprintf(buf + n, len - n, "%s%s", sep, part);
+		}
+		if (k < 0 || (size_t)k >= len - n) {
+			snprintf(buf, len, "%s", value);
+			return;
+		}
+		n += (size_t)k;
+	}
+	if (*value && value[strlen(value) - 1] == ',')
+		snprintf(buf, len, "%s", value);
+}
+
 
 static void xattr_name(char *buf, size_t len, const char *key, size_t klen)
 {
@@ -236,6 +283,17 @@ static bool key_wanted(const char *key, size_t klen, int argc, char **argv,
 	return false;
 }
 
+/* @value of @key as policy get shows it; valid until the next call. */
+static const char *shown_value(const char *key, const char *value)
+{
+	static char buf[1024];
+
+	if (strcmp(key, "split"))
+		return value;
+	split_exact(value, buf, sizeof(buf));
+	return buf;
+}
+
 /* Without user.tierfs.effective: what @p itself sets. */
 static int policy_get_stored(const struct tierfs_path *p, int argc, char **argv,
 			     int from)
@@ -259,7 +317,7 @@ static int policy_get_stored(const struct tierfs_path *p, int argc, char **argv,
 			return tierctl_err("cannot read %s of '%s': %s", key,
 					   qn(p->path), strerror((int)-r));
 		else
-			printf("%-8s %s\n", key, qn(val));
+			printf("%-8s %s\n", key, qn(shown_value(key, val)));
 	}
 	return 0;
 }
@@ -295,7 +353,8 @@ static int policy_get(const struct tierfs_path *p, int argc, char **argv,
 			*sp++ = '\0';
 			unescape_octal(sp);
 		}
-		printf("%-8s %-24s %s\n", line, eq[1] ? qn(eq + 1) : "-",
+		printf("%-8s %-24s %s\n", line,
+		       eq[1] ? qn(shown_value(line, eq + 1)) : "-",
 		       sp ? qn(sp) : "");
 	}
 	return 0;

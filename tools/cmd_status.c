@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "ctl_proto.h"
 #include "tierctl.h"
 #include "json.h"
@@ -97,28 +98,52 @@ static void pct(char *buf, size_t len, double ratio)
 
 /* ---- status ---- */
 
-static int status_one(const char *path, bool first)
+static bool tier_drained(const struct stats_rec *t)
 {
-	struct stats s;
-	_cleanup_free_ char *root = NULL;
+	return rec_u64(t, "draining") != 0;
+}
+
+/* The tier's name, with "*" when it is drained (see drained_note()). */
+static void tier_cell(char *buf, size_t len, const struct stats_rec *t)
+{
+	snprintf(buf, len, "%s%s", t->name, tier_drained(t) ? "*" : "");
+}
+
+/* The footnote of a table that marked a drained tier. */
+static void drained_note(const char *root, const struct stats *s)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < s->nrecs; i++) {
+		const struct stats_rec *t = &s->recs[i];
+
+		if (strcmp(t->type, "tier") || !t->name || !tier_drained(t))
+			continue;
+		printf("%s%s", any ? ", " : "* drained: ", t->name);
+		any = true;
+	}
+	if (any)
+		printf(" (no new data until 'tierctl drain --undo %s')\n",
+		       qn(root));
+}
+
+static int status_text(const char *root, const struct stats *s, bool first)
+{
 	const struct stats_rec *mnt, *mig;
 	struct table t = { .ncols = 13 };
 	static const char *const head[] = {
 		"TIER", "KIND",	    "PATH",    "SIZE", "USED",
 		"FREE", "USE%",	    "EXTENTS", "READ", "WRITTEN",
-		"HIT%", "PROMOTED", "DEMOTED",
+		"READ%", "PROMOTED", "DEMOTED",
 	};
 	char es[32];
 	int r;
 
-	r = open_mount_stats(path, &root, &s, NULL);
-	if (r)
-		return r;
 	t.left[0] = t.left[1] = t.left[2] = true;
 	r = table_add(&t, head);
-	for (size_t i = 0; i < s.nrecs && r == 0; i++) {
-		const struct stats_rec *tr = &s.recs[i];
-		char c[13][40];
+	for (size_t i = 0; i < s->nrecs && r == 0; i++) {
+		const struct stats_rec *tr = &s->recs[i];
+		char c[13][48];
 		const char *row[13];
 		uint64_t size, used;
 
@@ -126,7 +151,7 @@ static int status_one(const char *path, bool first)
 			continue;
 		size = rec_u64(tr, "size");
 		used = rec_u64(tr, "used");
-		snprintf(c[0], sizeof(c[0]), "%s", tr->name);
+		tier_cell(c[0], sizeof(c[0]), tr);
 		snprintf(c[1], sizeof(c[1]), "%s",
 			 rec_get(tr, "kind") ? rec_get(tr, "kind") : "?");
 		human(size, c[3], sizeof(c[3]));
@@ -138,7 +163,7 @@ static int status_one(const char *path, bool first)
 			 (unsigned long long)rec_u64(tr, "extents"));
 		human(rec_u64(tr, "read_bytes"), c[8], sizeof(c[8]));
 		human(rec_u64(tr, "write_bytes"), c[9], sizeof(c[9]));
-		pct(c[10], sizeof(c[10]), stats_hit_ratio(&s, tr));
+		pct(c[10], sizeof(c[10]), stats_read_share(s, tr));
 		snprintf(c[11], sizeof(c[11]), "%llu",
 			 (unsigned long long)rec_u64(tr, "promotions"));
 		snprintf(c[12], sizeof(c[12]), "%llu",
@@ -151,13 +176,13 @@ static int status_one(const char *path, bool first)
 	}
 	if (r < 0) {
 		table_release(&t);
-		stats_release(&s);
 		return tierctl_err("out of memory");
 	}
-	mnt = stats_find(&s, "mount", NULL);
-	mig = stats_find(&s, "migrator", NULL);
+	mnt = stats_find(s, "mount", NULL);
+	mig = stats_find(s, "migrator", NULL);
 	if (!first)
 		putchar('\n');
+	/* two short lines, not one of 140 columns */
 	printf("%s: extent size %s, %llu inodes", qn(root),
 	       human(rec_u64(mnt, "extent_size"), es, sizeof(es)),
 	       (unsigned long long)rec_u64(mnt, "inodes"));
@@ -176,53 +201,152 @@ static int status_one(const char *path, bool first)
 	if (rec_get(mnt, "rss"))
 		printf(", daemon RSS %s",
 		       human(rec_u64(mnt, "rss"), es, sizeof(es)));
+	printf("\n");
 	if (mig)
-		printf(", migrator %s (%llu passes, %llu extents moved)",
+		printf("migrator %s: %llu passes, %llu extents moved\n",
 		       rec_u64(mig, "enabled") ? "on" : "off",
 		       (unsigned long long)rec_u64(mig, "passes"),
 		       (unsigned long long)rec_u64(mig, "moved"));
-	printf("\n");
 	table_print(&t, stdout);
+	drained_note(root, s);
 	table_release(&t);
-	stats_release(&s);
 	return 0;
 }
 
-/* Run @fn on each of argv[optind..], or on every tierfs mount. */
-static int for_each_mount(int argc, char **argv, int (*fn)(const char *, bool))
+/* A ratio member: null for "none" (negative). */
+static void json_ratio(struct json_writer *w, const char *key, double v)
 {
-	char **list = NULL;
-	ssize_t n;
-	int ret = 0;
+	if (v < 0)
+		json_null(w, key);
+	else
+		json_double(w, key, v);
+}
 
-	if (optind < argc) {
-		for (int i = optind; i < argc; i++)
-			if (fn(argv[i], i == optind))
-				ret = TIERCTL_EXIT_FAIL;
-		return ret;
+/* One member of status --json's "mounts". */
+static void status_json_mount(struct json_writer *w,
+			      const struct mount_probe *p)
+{
+	const struct stats *s = &p->stats;
+	const struct stats_rec *mnt, *mig;
+
+	json_object_begin(w, NULL);
+	json_string(w, "mount", p->root);
+	json_bool(w, "up", p->state == PROBE_UP);
+	if (p->state != PROBE_UP) {
+		json_bool(w, "dead", p->dead);
+		json_string(w, "error", p->why);
+		json_object_end(w);
+		return;
 	}
-	n = tierfs_mounts(&list);
-	if (n < 0)
-		return tierctl_err("cannot read /proc/self/mountinfo: %s",
-				   strerror((int)-n));
-	if (n == 0)
-		return tierctl_err("no tierfs mounts found");
-	for (ssize_t i = 0; i < n; i++)
-		if (fn(list[i], i == 0))
-			ret = TIERCTL_EXIT_FAIL;
-	strv_free(list, (size_t)n);
-	return ret;
+	mnt = stats_find(s, "mount", NULL);
+	mig = stats_find(s, "migrator", NULL);
+	json_u64(w, "extent_size", rec_u64(mnt, "extent_size"));
+	json_u64(w, "inodes", rec_u64(mnt, "inodes"));
+	json_u64(w, "max_inodes", rec_u64(mnt, "max_inodes"));
+	json_u64(w, "xattr_bytes", rec_u64(mnt, "xattr_bytes"));
+	json_u64(w, "max_xattr_bytes", rec_u64(mnt, "max_xattr_bytes"));
+	json_u64(w, "rss", rec_u64(mnt, "rss"));
+	json_object_begin(w, "migrator");
+	json_bool(w, "enabled", mig && rec_u64(mig, "enabled") != 0);
+	json_u64(w, "passes", rec_u64(mig, "passes"));
+	json_u64(w, "moved", rec_u64(mig, "moved"));
+	json_object_end(w);
+	json_array_begin(w, "tiers");
+	for (size_t i = 0; i < s->nrecs; i++) {
+		const struct stats_rec *t = &s->recs[i];
+		const char *path = rec_get(t, "path");
+		uint64_t size = rec_u64(t, "size");
+
+		if (strcmp(t->type, "tier") || !t->name)
+			continue;
+		json_object_begin(w, NULL);
+		json_string(w, "name", t->name);
+		json_string(w, "kind", rec_get(t, "kind"));
+		json_string(w, "path",
+			    path && strcmp(path, "-") ? path : NULL);
+		json_u64(w, "size", size);
+		json_u64(w, "used", rec_u64(t, "used"));
+		json_u64(w, "free", rec_u64(t, "free"));
+		json_ratio(w, "use_ratio",
+			   size ? (double)rec_u64(t, "used") / (double)size
+				: -1);
+		json_u64(w, "extents", rec_u64(t, "extents"));
+		json_u64(w, "read_bytes", rec_u64(t, "read_bytes"));
+		json_u64(w, "write_bytes", rec_u64(t, "write_bytes"));
+		json_ratio(w, "read_share", stats_read_share(s, t));
+		json_u64(w, "promotions", rec_u64(t, "promotions"));
+		json_u64(w, "demotions", rec_u64(t, "demotions"));
+		json_bool(w, "drained", tier_drained(t));
+		json_object_end(w);
+	}
+	json_array_end(w);
+	json_object_end(w);
 }
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
-	int c;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "compact", no_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mount_probe *v = NULL;
+	bool json = false, compact = false, first = true;
+	struct json_writer w;
+	size_t n = 0;
+	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1)
-		return tierctl_bad_option(c, argv);
-	return for_each_mount(argc, argv, status_one);
+	while ((c = getopt_long(argc, argv, ":jc", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'c')
+			compact = true;
+		else
+			return tierctl_bad_option(c, argv);
+	}
+	if (compact && !json)
+		return tierctl_usage_err(argv[0], "--compact goes with --json");
+	ret = mount_probe_all(argc - optind, argv + optind, &v, &n);
+	if (ret)
+		return ret;
+	if (json) {
+		json_init(&w, stdout, !compact);
+		json_object_begin(&w, NULL);
+		json_u64(&w, "version", 1);
+		json_array_begin(&w, "mounts");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mount_probe *p = &v[i];
+
+		if (p->state == PROBE_DUP)
+			continue;
+		/* the error lines go to stderr, the document keeps the
+		 * mounts that are down */
+		if (p->state != PROBE_UP) {
+			tierctl_err("%s", p->why);
+			ret = TIERCTL_EXIT_FAIL;
+		}
+		if (json && p->state != PROBE_BAD)
+			status_json_mount(&w, p);
+		else if (!json && p->state == PROBE_UP) {
+			if (status_text(p->root, &p->stats, first))
+				ret = TIERCTL_EXIT_FAIL;
+			first = false;
+		}
+	}
+	if (n == 0 && argc == optind)
+		ret = tierctl_err("no tierfs mounts found");
+	if (json) {
+		json_array_end(&w);
+		json_object_end(&w);
+		tierctl_flush();
+		if (json_finish(&w) == -EINVAL)
+			ret = tierctl_err("cannot write JSON: %s",
+					  strerror(EINVAL));
+	}
+	mount_probe_free(v, n);
+	return ret;
 }
 
 /* ---- stats ---- */
@@ -265,6 +389,8 @@ static const struct metric tier_metrics[] = {
 	  "Blocks read from the tier whose checksum did not match." },
 	{ "io_errors", "tierfs_tier_io_errors_total", true,
 	  "Failed back end calls of the tier." },
+	{ "draining", "tierfs_tier_draining", false,
+	  "1 while the tier is drained: it takes no new data (tierctl drain --undo ends it)." },
 };
 
 /* Whole-mount metrics; @scale turns a percentage into a ratio. */
@@ -422,11 +548,11 @@ static int stats_json(const char *root, const struct stats *s, bool pretty)
 		for (size_t k = 0; k < ARRAY_SIZE(tier_metrics); k++)
 			json_u64(&w, tier_metrics[k].key,
 				 rec_u64(t, tier_metrics[k].key));
-		hit = stats_hit_ratio(s, t);
-		if (hit < 0)
-			json_null(&w, "hit_ratio");
-		else
-			json_double(&w, "hit_ratio", hit);
+		/* "hit_ratio" is the old name of "read_share" (the
+		 * field names of version 1 stay) */
+		hit = stats_read_share(s, t);
+		json_ratio(&w, "read_share", hit);
+		json_ratio(&w, "hit_ratio", hit);
 		json_extras(&w, t, known_tier_key);
 		json_object_end(&w);
 	}
@@ -473,8 +599,29 @@ static void prom_head(const char *name, bool counter, const char *help)
  * One metric family at a time over all mounts: the exposition format
  * wants every sample of a family right after its HELP and TYPE lines.
  */
-static void stats_prometheus(char **roots, struct stats *s, size_t n)
+static void stats_prometheus(char **roots, struct stats *s, size_t n,
+			     const struct mount_probe *pv, size_t nv)
 {
+	size_t nup = 0;
+
+	prom_head("tierfs_build_info", false,
+		  "Version of the tierctl that wrote these metrics (value 1).");
+	printf("tierfs_build_info{version=\"");
+	prom_label(stdout, TIERFS_VERSION);
+	printf("\"} 1\n");
+	/* every mount reported, in mount order, up or down */
+	for (size_t m = 0; m < nv; m++) {
+		if (pv[m].state != PROBE_UP && pv[m].state != PROBE_DOWN)
+			continue;
+		if (!nup++)
+			prom_head("tierfs_up", false,
+				  "1 when the statistics of the mount were read; 0 when the mount does not answer (a dead daemon: umount -l clears the mount).");
+		printf("tierfs_up{mount=\"");
+		prom_label(stdout, pv[m].root);
+		printf("\"} %d\n", pv[m].state == PROBE_UP);
+	}
+	if (n == 0)
+		return;
 	prom_head("tierfs_tier_info", false,
 		  "Kind and backing path of each tier (value 1).");
 	for (size_t m = 0; m < n; m++) {
@@ -569,10 +716,10 @@ int cmd_stats(int argc, char **argv)
 	};
 	enum { TEXT, JSON, PROM } fmt = TEXT;
 	bool compact = false;
-	char **paths, **roots;
-	struct stats *s;
-	size_t n = 0, ok = 0;
-	ssize_t nm = 0;
+	struct mount_probe *v = NULL;
+	char **roots = NULL;
+	struct stats *s = NULL;
+	size_t n = 0, nup = 0, ndown = 0, nshown = 0;
 	int c, ret = 0;
 
 	optind = 0;
@@ -596,64 +743,58 @@ int cmd_stats(int argc, char **argv)
 	if (fmt == JSON && argc - optind != 1)
 		return tierctl_usage_err(argv[0],
 					 "--json takes exactly one MOUNT");
-	if (optind < argc) {
-		paths = argv + optind;
-		n = (size_t)(argc - optind);
-	} else {
-		nm = tierfs_mounts(&paths);
-		if (nm < 0)
-			return tierctl_err(
-				"cannot read /proc/self/mountinfo: %s",
-				strerror((int)-nm));
-		if (nm == 0)
-			return tierctl_err("no tierfs mounts found");
-		n = (size_t)nm;
+	ret = mount_probe_all(argc - optind, argv + optind, &v, &n);
+	if (ret)
+		return ret;
+	if (n == 0 && fmt != PROM) {
+		mount_probe_free(v, n);
+		return tierctl_err("no tierfs mounts found");
 	}
-	s = calloc(n, sizeof(*s));
-	roots = calloc(n, sizeof(*roots));
+	s = calloc(n ? n : 1, sizeof(*s));
+	roots = calloc(n ? n : 1, sizeof(*roots));
 	if (!s || !roots) {
-		free(s);
-		free(roots);
-		if (nm > 0)
-			strv_free(paths, n);
-		return tierctl_err("out of memory");
+		ret = tierctl_err("out of memory");
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		bool dup = false;
+		struct mount_probe *p = &v[i];
 
-		if (open_mount_stats(paths[i], &roots[ok], &s[ok], NULL)) {
+		if (p->state == PROBE_DUP)
+			continue;
+		nshown++;
+		if (p->state == PROBE_UP) {
+			roots[nup] = p->root;
+			s[nup++] = p->stats;
+			continue;
+		}
+		tierctl_err("%s", p->why);
+		/*
+		 * A scrape must not fail for one mount that is down: it
+		 * is exported as tierfs_up 0 and the others as usual.  A
+		 * path that is no tierfs at all is still an error.
+		 */
+		if (fmt == PROM && p->state == PROBE_DOWN)
+			ndown++;
+		else
 			ret = TIERCTL_EXIT_FAIL;
-			continue;
-		}
-		/* two paths in one mount: report it once (Prometheus
-		 * refuses duplicate series) */
-		for (size_t k = 0; k < ok && !dup; k++)
-			dup = !strcmp(roots[k], roots[ok]);
-		if (dup) {
-			stats_release(&s[ok]);
-			free(roots[ok]);
-			roots[ok] = NULL;
-			continue;
-		}
-		ok++;
 	}
-	/* no mount could be read: no empty families either */
-	if (fmt == PROM && ok > 0) {
-		stats_prometheus(roots, s, ok);
+	if (fmt == PROM) {
+		/* nothing but errors: no families either */
+		if (nup + ndown > 0 || n == 0)
+			stats_prometheus(roots, s, nup, v, n);
 	} else {
-		for (size_t i = 0; i < ok; i++) {
+		for (size_t i = 0; i < nup; i++) {
 			if (fmt == JSON)
 				ret |= stats_json(roots[i], &s[i], !compact);
 			else
-				stats_text(roots[i], &s[i], n > 1);
+				stats_text(roots[i], &s[i], nshown > 1);
 		}
 	}
-	for (size_t i = 0; i < ok; i++)
-		stats_release(&s[i]);
-	strv_free(roots, ok);
+out:
+	/* the stats and roots belong to the probes */
 	free(s);
-	if (nm > 0)
-		strv_free(paths, n);
+	free(roots);
+	mount_probe_free(v, n);
 	return ret;
 }
 
@@ -684,13 +825,13 @@ static void human_rate(double v, char *buf, size_t len)
 }
 
 static int top_screen(const char *root, const struct stats *a,
-		      const struct stats *b, double secs, bool ansi,
+		      const struct stats *b, double secs, bool clear,
 		      bool interactive)
 {
 	struct table t = { .ncols = 10 };
 	static const char *const head[] = {
 		"TIER",	 "USED",  "USE%",    "READ",   "WRITE",
-		"R-OPS", "W-OPS", "PROMOTE", "DEMOTE", "HIT%",
+		"R-OPS", "W-OPS", "PROMOTE", "DEMOTE", "READ%",
 	};
 	const struct stats_rec *ma = stats_find(a, "migrator", NULL);
 	const struct stats_rec *mb = stats_find(b, "migrator", NULL);
@@ -713,7 +854,7 @@ static int top_screen(const char *root, const struct stats *a,
 		const struct stats_rec *tb = &b->recs[i];
 		const struct stats_rec *ta;
 		const char *row[10];
-		char c[10][40];
+		char c[10][48];
 		uint64_t size, used;
 
 		if (strcmp(tb->type, "tier") || !tb->name)
@@ -721,7 +862,7 @@ static int top_screen(const char *root, const struct stats *a,
 		ta = stats_find(a, "tier", tb->name);
 		size = rec_u64(tb, "size");
 		used = rec_u64(tb, "used");
-		snprintf(c[0], sizeof(c[0]), "%s", tb->name);
+		tier_cell(c[0], sizeof(c[0]), tb);
 		human(used, c[1], sizeof(c[1]));
 		pct(c[2], sizeof(c[2]),
 		    size ? (double)used / (double)size : -1);
@@ -747,7 +888,7 @@ static int top_screen(const char *root, const struct stats *a,
 		table_release(&t);
 		return tierctl_err("out of memory");
 	}
-	if (ansi)
+	if (clear)
 		fputs("\033[H\033[J", stdout);
 	printf("%s: rates over %.1fs%s\n", qn(root), secs,
 	       interactive ? " (q or Ctrl-C to quit)" : "");
@@ -758,8 +899,8 @@ static int top_screen(const char *root, const struct stats *a,
 		       rate(ma, mb, "moved", secs),
 		       (unsigned long long)rec_u64(mb, "passes"),
 		       (unsigned long long)rec_u64(mb, "failures"));
-	if (!ansi)
-		putchar('\n');
+	drained_note(root, b);
+	putchar('\n');
 	tierctl_flush();
 	table_release(&t);
 	return 0;
@@ -789,6 +930,14 @@ static bool top_wait(int ms, bool keys)
 	return false;
 }
 
+/* One mount that top follows: the last sample and its time. */
+struct top_mount {
+	char *root; /* borrowed from the probe */
+	struct stats a;
+	uint64_t ta;
+	bool gone; /* stopped answering: reported once, left out */
+};
+
 int cmd_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -802,9 +951,9 @@ int cmd_top(int argc, char **argv)
 	bool once = false, ansi, keys;
 	struct termios saved;
 	struct sigaction sa = { .sa_handler = top_sigint };
-	_cleanup_free_ char *root = NULL;
-	struct stats a, b;
-	uint64_t ta, tb;
+	struct mount_probe *v = NULL;
+	struct top_mount *tm = NULL;
+	size_t n = 0, nm = 0, live;
 	int c, ret = 0;
 	char *end;
 
@@ -837,12 +986,37 @@ int cmd_top(int argc, char **argv)
 			return tierctl_bad_option(c, argv);
 		}
 	}
-	if (argc - optind != 1)
-		return tierctl_usage_err(argv[0], "top takes one MOUNT");
-	ret = open_mount_stats(argv[optind], &root, &a, NULL);
+	/* like status and stats: without MOUNT, every tierfs mount */
+	ret = mount_probe_all(argc - optind, argv + optind, &v, &n);
 	if (ret)
 		return ret;
-	ta = now_ms();
+	tm = calloc(n ? n : 1, sizeof(*tm));
+	if (!tm) {
+		mount_probe_free(v, n);
+		return tierctl_err("out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].state == PROBE_DUP)
+			continue;
+		if (v[i].state != PROBE_UP) {
+			ret = tierctl_err("%s", v[i].why);
+			continue;
+		}
+		tm[nm].root = v[i].root;
+		tm[nm].a = v[i].stats;
+		/* the probe no longer owns the stats */
+		memset(&v[i].stats, 0, sizeof(v[i].stats));
+		v[i].state = PROBE_DOWN;
+		tm[nm].ta = now_ms();
+		nm++;
+	}
+	if (n == 0)
+		ret = tierctl_err("no tierfs mounts found");
+	if (nm == 0) {
+		free(tm);
+		mount_probe_free(v, n);
+		return ret ? ret : TIERCTL_EXIT_FAIL;
+	}
 
 	ansi = !once && isatty(STDOUT_FILENO);
 	keys = ansi && isatty(STDIN_FILENO) &&
@@ -860,29 +1034,59 @@ int cmd_top(int argc, char **argv)
 	(void)sigaction(SIGINT, &sa, NULL);
 	(void)sigaction(SIGTERM, &sa, NULL);
 
-	for (long i = 0; count < 0 || i < count; i++) {
-		int r;
+	live = nm;
+	for (long i = 0; live > 0 && (count < 0 || i < count); i++) {
+		bool first = true;
 
 		if (!top_wait((int)(delay * 1000), keys))
 			break;
-		r = stats_read(root, &b);
-		if (r < 0) {
-			ret = tierctl_err(
-				"cannot read the statistics of '%s': %s",
-				qn(root), strerror(-r));
-			break;
+		for (size_t m = 0; m < nm; m++) {
+			struct top_mount *t = &tm[m];
+			struct stats b;
+			uint64_t tb;
+			int r;
+
+			if (t->gone)
+				continue;
+			r = stats_read(t->root, &b);
+			if (r < 0) {
+				_cleanup_free_ char *why =
+					errno_is_dead(-r)
+						? dead_mount_why(t->root, -r,
+								 NULL, NULL)
+						: NULL;
+
+				if (why)
+					ret = tierctl_err("%s", why);
+				else
+					ret = tierctl_err(
+						"cannot read the statistics of '%s': %s",
+						qn(t->root), strerror(-r));
+				t->gone = true;
+				live--;
+				continue;
+			}
+			tb = now_ms();
+			r = top_screen(t->root, &t->a, &b,
+				       (double)(tb - t->ta) / 1000.0,
+				       ansi && first, keys && first);
+			stats_release(&t->a);
+			t->a = b;
+			t->ta = tb;
+			first = false;
+			if (r)
+				ret = r;
+			/* output lost (reported at exit): no point going on */
+			if (r || ferror(stdout)) {
+				live = 0;
+				break;
+			}
 		}
-		tb = now_ms();
-		ret = top_screen(root, &a, &b, (double)(tb - ta) / 1000.0, ansi,
-				 keys);
-		stats_release(&a);
-		a = b;
-		ta = tb;
-		/* output lost (reported at exit): no point going on */
-		if (ret || ferror(stdout))
-			break;
 	}
-	stats_release(&a);
+	for (size_t m = 0; m < nm; m++)
+		stats_release(&tm[m].a);
+	free(tm);
+	mount_probe_free(v, n);
 	if (keys)
 		(void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 	return ret;

@@ -166,22 +166,76 @@ static int runs_off_tier(const char *path, const char *tier, struct run **ret,
 	return 0;
 }
 
+/*
+ * The bytes of @path that are not on @tier: what the other tiers hold
+ * for it (user.tierfs.layout, in their allocation units), which is what
+ * a move to @tier copies.  The runs of the extent list are whole
+ * extents, so a 4000-byte file would count as a whole extent (1M, or
+ * 256M with --extent-size 256M) there.
+ */
+static int bytes_off_tier(const char *path, const char *tier, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	ssize_t n = ctl_get(path, TIERFS_XATTR_LAYOUT, &text);
+	uint64_t sum = 0;
+	char *save = NULL;
+
+	if (n < 0)
+		return (int)n;
+	for (char *w = strtok_r(text, " \n", &save); w;
+	     w = strtok_r(NULL, " \n", &save)) {
+		char *eq = strrchr(w, '=');
+
+		if (!eq)
+			return -EBADMSG;
+		*eq = '\0';
+		if (strcmp(w, tier))
+			sum += strtoull(eq + 1, NULL, 10);
+	}
+	*ret = sum;
+	return 0;
+}
+
 struct migrate_job {
 	const struct tierfs_path *mnt; /* the checked PATH argument */
 	const char *tier;
 	uint64_t chunk; /* bytes per request */
 	struct progress pg;
-	uint64_t done;	 /* bytes moved so far */
+	uint64_t done;	 /* bytes moved so far, <= pg.total */
 	unsigned failed; /* files not (fully) moved */
 	bool stop;	 /* ENOSPC: no point going on */
 };
 
-/* Request the move of @runs (@bytes in all) of @fp, chunk by chunk. */
+/*
+ * Count the bytes of the file in hand moved so far: what left the other
+ * tiers since it started (@off0 then), never more than @off0, so that a
+ * file that changes meanwhile cannot make "moved" pass the total.
+ * Return: the count for the file.
+ */
+static uint64_t migrate_count(struct migrate_job *j,
+			      const struct tierfs_path *fp, uint64_t base,
+			      uint64_t off0)
+{
+	uint64_t cur;
+
+	if (bytes_off_tier(fp->at, j->tier, &cur) == 0)
+		j->done = base + (cur < off0 ? off0 - cur : 0);
+	/* else: keep the last count */
+	return j->done - base;
+}
+
+/* How often (ms) a move re-counts the file: the layout of a file is a
+ * walk of its extents, too slow to ask for after each of 100,000 small
+ * requests.  In between, each request counts its length. */
+#define MIGRATE_COUNT_MS 200
+
+/* Request the move of @runs of @fp, chunk by chunk; @off0 of its bytes
+ * are on other tiers. */
 static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
-			 const struct run *runs, size_t n, uint64_t bytes)
+			 const struct run *runs, size_t n, uint64_t off0)
 {
 	const char *path = fp->path;
-	uint64_t file_done = 0;
+	uint64_t base = j->done, est = 0, counted = now_ms();
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
@@ -196,16 +250,10 @@ static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
 			if (r == -ENOENT)
 				return;
 			if (r < 0) {
-				_cleanup_free_ struct run *left = NULL;
-				size_t nleft;
-				uint64_t rest;
 				char h[32], t[32];
 
 				/* a refused request may have moved a part */
-				if (runs_off_tier(fp->at, j->tier, &left,
-						  &nleft, &rest) == 0 &&
-				    rest <= bytes)
-					j->done += (bytes - rest) - file_done;
+				migrate_count(j, fp, base, off0);
 				progress_abort(&j->pg);
 				j->failed++;
 				if (r == -ENOSPC) {
@@ -221,6 +269,13 @@ static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
 					tierctl_err(
 						"only the owner or root may migrate '%s'",
 						qn(path));
+				} else if (errno_is_dead(-r)) {
+					_cleanup_free_ char *why =
+						dead_mount_why(path, -r, NULL,
+							       NULL);
+
+					j->stop = true;
+					tierctl_err("%s", why ? why : strerror(-r));
 				} else {
 					tierctl_err(
 						"cannot migrate '%s' to '%s': %s",
@@ -229,11 +284,18 @@ static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
 				}
 				return;
 			}
-			j->done += len;
-			file_done += len;
+			/* a run is whole extents: at most what the file
+			 * had off the tier, counted exactly now and then */
+			est = MIN(est + len, off0);
+			j->done = base + est;
+			if (now_ms() - counted >= MIGRATE_COUNT_MS) {
+				est = migrate_count(j, fp, base, off0);
+				counted = now_ms();
+			}
 			progress_update(&j->pg, j->done);
 		}
 	}
+	migrate_count(j, fp, base, off0);
 }
 
 /*
@@ -242,13 +304,18 @@ static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
  * descriptor, so a rename or symlink swap cannot send a request to a
  * file elsewhere.
  */
-static void migrate_file(struct migrate_job *j, const char *path)
+static void migrate_file(struct migrate_job *j, const char *path,
+			 uint64_t expect)
 {
 	_cleanup_free_ struct run *runs = NULL;
 	struct tierfs_path fp;
 	size_t n = 0;
-	uint64_t bytes;
+	uint64_t bytes, off0;
 	int r = tierfs_path_open_on(path, j->mnt, &fp);
+
+	/* the file may have changed since the total was counted: the
+	 * total follows it, so that the progress ends at 100% */
+	j->pg.total -= MIN(expect, j->pg.total - j->done);
 
 	if (r == -ENOENT)
 		return; /* removed since the walk */
@@ -276,7 +343,11 @@ static void migrate_file(struct migrate_job *j, const char *path)
 		tierfs_path_close(&fp);
 		return;
 	}
-	migrate_runs(j, &fp, runs, n, bytes);
+	if (bytes_off_tier(fp.at, j->tier, &off0) < 0)
+		off0 = 0;
+	j->pg.total += off0;
+	if (n)
+		migrate_runs(j, &fp, runs, n, off0);
 	tierfs_path_close(&fp);
 }
 
@@ -287,7 +358,7 @@ static int migrate_path(const char *path, const char *tier, bool quiet)
 	struct migrate_job j = { .mnt = &mnt, .tier = tier };
 	struct file_list l;
 	struct stats s;
-	uint64_t es, total = 0;
+	uint64_t es, total = 0, *expect;
 	char label[128];
 	int r;
 
@@ -318,25 +389,29 @@ static int migrate_path(const char *path, const char *tier, bool quiet)
 			    strerror(-l.error));
 		j.failed++;
 	}
-	/* first the total, for the progress display */
+	/* first the total, for the progress display: the bytes that the
+	 * other tiers hold for each file */
+	expect = calloc(l.n ? l.n : 1, sizeof(*expect));
+	if (!expect) {
+		file_list_release(&l);
+		return tierctl_err("out of memory");
+	}
 	for (size_t i = 0; i < l.n; i++) {
-		_cleanup_free_ struct run *runs = NULL;
-		size_t n = 0;
-		uint64_t bytes = 0;
-
-		if (runs_off_tier(l.paths[i], tier, &runs, &n, &bytes) == 0)
-			total += bytes;
+		if (bytes_off_tier(l.paths[i], tier, &expect[i]) < 0)
+			expect[i] = 0;
+		total += expect[i];
 	}
 	snprintf(label, sizeof(label), "migrate to %s", tier);
 	progress_start(&j.pg, label, total, true, quiet);
 	progress_update(&j.pg, 0);
 	for (size_t i = 0; i < l.n && !j.stop; i++)
-		migrate_file(&j, l.paths[i]);
+		migrate_file(&j, l.paths[i], expect[i]);
 	/* after a failure its message says how far we got */
 	if (j.failed)
 		progress_abort(&j.pg);
 	else
-		progress_end(&j.pg, total);
+		progress_end(&j.pg, j.pg.total);
+	free(expect);
 	file_list_release(&l);
 	return j.failed ? TIERCTL_EXIT_FAIL : 0;
 }
@@ -450,6 +525,12 @@ int cmd_drain(int argc, char **argv)
 		return tierctl_usage_err(
 			argv[0], undo ? "drain --undo takes MOUNT [TIER]"
 				      : "drain takes MOUNT and TIER");
+	/* the protocol's "-" (or ""): end draining, as --undo */
+	if (argc - optind == 2 && (!strcmp(argv[optind + 1], "-") ||
+				   !*argv[optind + 1])) {
+		undo = true;
+		argc--;
+	}
 	r = open_mount_stats(argv[optind], &root, &s, &mnt);
 	if (r)
 		return r;

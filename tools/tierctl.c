@@ -30,15 +30,19 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "status", cmd_status, "status [MOUNT...]",
+	{ "status", cmd_status, "status [--json [--compact]] [MOUNT...]",
 	  "per-tier table of every tierfs mount, or of each MOUNT",
 	  "For each tier: kind, backing path, size, used and free space, use,\n"
-	  "extents, bytes read and written, hit ratio, and the extents promoted\n"
-	  "into and demoted out of it.  The hit ratio of a tier is its share of\n"
-	  "the bytes read from all tiers of the mount: read bytes of the tier\n"
-	  "divided by the sum over all tiers (\"-\" while nothing was read).\n"
+	  "extents, bytes read and written, read share, and the extents promoted\n"
+	  "into and demoted out of it.  The read share (READ%) of a tier is its\n"
+	  "share of the bytes read from all tiers of the mount: read bytes of the\n"
+	  "tier divided by the sum over all tiers (\"-\" while nothing was read);\n"
+	  "it is no hit ratio.  A drained tier is marked with \"*\".\n"
 	  "Without MOUNT, every mount of type fuse.tierfs in /proc/self/mountinfo\n"
-	  "is listed.  MOUNT may be any path inside a mount.\n" },
+	  "is listed.  MOUNT may be any path inside a mount.  A dead mount (its\n"
+	  "daemon killed) is named on stderr with the 'umount -l' that clears it.\n"
+	  "  -j, --json    one JSON document of every mount; field names in tierctl(8)\n"
+	  "  -c, --compact JSON on one line\n" },
 	{ "stats", cmd_stats,
 	  "stats [--json [--compact] | --prometheus] [MOUNT...]",
 	  "counters as text, JSON or Prometheus exposition format",
@@ -49,20 +53,26 @@ static const struct cmd cmds[] = {
 	  "  -c, --compact JSON on one line\n"
 	  "  -p, --prometheus\n"
 	  "                text exposition format for node_exporter's textfile\n"
-	  "                collector; metric names tierfs_*, labels mount and tier\n"
+	  "                collector; metric names tierfs_*, labels mount and tier;\n"
+	  "                tierfs_up{mount} is 0 for a mount that does not answer\n"
+	  "                (the others are still exported, exit status 0)\n"
 	  "Without MOUNT (text and Prometheus), every tierfs mount is reported.\n" },
-	{ "top", cmd_top, "top [-n COUNT | --once] [-d SECONDS] MOUNT",
+	{ "top", cmd_top, "top [-n COUNT | --once] [-d SECONDS] [MOUNT...]",
 	  "live per-tier I/O and migration rates",
 	  "Takes two samples of the counters a second apart and shows the rates,\n"
 	  "refreshed every second until interrupted (Ctrl-C, or q on a terminal).\n"
+	  "Without MOUNT, every tierfs mount, one after the other.\n"
 	  "  -n, --iterations COUNT  stop after COUNT screens\n"
 	  "  -1, --once              one screen, no terminal control sequences\n"
 	  "  -d, --delay SECONDS     time between samples (default 1)\n" },
-	{ "layout", cmd_layout, "layout FILE...",
+	{ "layout", cmd_layout, "layout [--json [--compact]] FILE...",
 	  "extent runs of each FILE and the tier that holds them",
-	  "Like filefrag -v: logical byte ranges merged into runs on one tier, then\n"
-	  "the bytes on each tier.  For a directory, the totals of everything\n"
-	  "below it.\n" },
+	  "Like filefrag -v: logical byte ranges merged into runs of whole extents\n"
+	  "on one tier, then the bytes each tier holds for the file (whole\n"
+	  "allocation units, 4K with 1M extents).  For a directory, the totals\n"
+	  "of everything below it.\n"
+	  "  -j, --json    one JSON document; field names in tierctl(8)\n"
+	  "  -c, --compact JSON on one line\n" },
 	{ "policy", cmd_policy,
 	  "policy get PATH [KEY...] | set PATH KEY=VALUE... | unset PATH [KEY...]",
 	  "show or change the placement policy of a file or directory",
@@ -87,12 +97,12 @@ static const struct cmd cmds[] = {
 	  "otherwise.\n"
 	  "  -q, --quiet   no progress output\n" },
 	{ "drain", cmd_drain,
-	  "drain [-q] MOUNT TIER | drain --undo MOUNT [TIER]",
+	  "drain [-q] MOUNT TIER | drain --undo MOUNT [TIER] | drain MOUNT -",
 	  "move everything off TIER and keep new data away (root only)",
 	  "Stops placing new data on TIER and moves its extents to the other\n"
 	  "tiers, showing how much is left; returns when TIER is empty.  The tier\n"
-	  "stays drained (no new data) until drain --undo.  Interrupting tierctl\n"
-	  "does not stop the daemon's drain.\n"
+	  "stays drained (no new data) until drain --undo, or drain MOUNT -.\n"
+	  "Interrupting tierctl does not stop the daemon's drain.\n"
 	  "  -u, --undo    end draining: TIER takes new data again\n"
 	  "  -q, --quiet   no progress output\n" },
 	{ "scrub", cmd_scrub, "scrub [-q] MOUNT",

@@ -210,10 +210,12 @@ uint64_t rec_u64(const struct stats_rec *r, const char *key);
 size_t stats_ntiers(const struct stats *s);
 
 /*
- * hit ratio of tier @r: its share of the bytes read from all tiers,
+ * The read share of tier @r: its share of the bytes read from all tiers,
  * read_bytes / sum(read_bytes), in 0..1; negative when nothing was read.
+ * Not a hit ratio: reads the page cache served never reach the daemon,
+ * and what a tier missed is not known (a tier serves what it holds).
  */
-double stats_hit_ratio(const struct stats *s, const struct stats_rec *r);
+double stats_read_share(const struct stats *s, const struct stats_rec *r);
 
 /**
  * open_mount_stats() - check that @path is on a tierfs mount
@@ -227,6 +229,59 @@ double stats_hit_ratio(const struct stats *s, const struct stats_rec *r);
 int open_mount_stats(const char *path, char **ret_root, struct stats *ret,
 		     struct tierfs_path *ret_mnt);
 
+/*
+ * The state of one mount for the reports that cover several (status,
+ * stats, top): read, or why not.
+ */
+struct mount_probe {
+	enum {
+		PROBE_UP,   /* statistics read */
+		PROBE_DOWN, /* a tierfs mount that gave none: dead daemon,
+			     * another user's mount without allow_other */
+		PROBE_BAD,  /* not a tierfs mount, or no such path */
+		PROBE_DUP,  /* the same mount as an earlier entry: skip */
+	} state;
+	bool dead;	    /* DOWN because its daemon is gone */
+	char *root;	    /* UP: the mount root; DOWN: the mount point */
+	struct stats stats; /* UP only */
+	char *why;	    /* DOWN, BAD: the error line, without "tierctl: " */
+};
+
+/* open_mount_stats() of @path into @ret, printing nothing.  Release
+ * @ret with mount_probe_release(). */
+void mount_probe(const char *path, struct mount_probe *ret);
+void mount_probe_release(struct mount_probe *p);
+
+/**
+ * mount_probe_all() - mount_probe() of each of the @argc paths @argv, or
+ * with none, of every tierfs mount in /proc/self/mountinfo (each of
+ * which is DOWN, with its mount point as root, when it cannot be read)
+ * Return: 0, or TIERCTL_EXIT_FAIL after an error line.  *ret_n is 0
+ * when no path was given and no tierfs is mounted.  Free *ret with
+ * mount_probe_free().
+ */
+int mount_probe_all(int argc, char **argv, struct mount_probe **ret,
+		    size_t *ret_n);
+void mount_probe_free(struct mount_probe *v, size_t n);
+
+/* ---- dead mounts ---- */
+
+/* ENOTCONN or ECONNABORTED: the path is on a FUSE mount whose daemon is
+ * gone (killed, or its connection aborted). */
+bool errno_is_dead(int e);
+
+/**
+ * dead_mount_why() - the error line for @path, whose access failed with
+ * @err (errno_is_dead()): which mount is dead, found by the path's text
+ * in /proc/self/mountinfo, and that 'umount -l MOUNT' clears it
+ * @ret_mp: NULL, or the dead mount's mount point (malloc'd; NULL when
+ *          not found)
+ * @ret_tierfs: NULL, or whether that mount is a tierfs
+ * Return: malloc'd text without "tierctl: ", or NULL (ENOMEM).
+ */
+char *dead_mount_why(const char *path, int err, char **ret_mp,
+		     bool *ret_tierfs);
+
 /* "unknown tier 'x' on '/mnt' (tiers: a, b)" check: true if @name is a
  * tier of @s; otherwise prints that line and returns false. */
 bool stats_check_tier(const struct stats *s, const char *root,
@@ -236,6 +291,10 @@ bool stats_check_tier(const struct stats *s, const char *root,
 
 /* size_format() with "0" for zero; returns @buf. */
 char *human(uint64_t v, char *buf, size_t len);
+
+/* @v exactly, in the largest binary unit that divides it ("1M", "1536K",
+ * "4097"), as size_parse() reads it back; returns @buf. */
+char *size_exact(uint64_t v, char *buf, size_t len);
 
 /* Progress display on stdout: a redrawn bar on a terminal, otherwise a
  * plain line at every tenth of the way. */
