@@ -107,7 +107,32 @@
  *                          above (not shortened), the rest of the line.
  *                          ENODATA when no quota applies.  New keys may
  *                          come before "dir="; readers skip keys they do
- *                          not know
+ *                          not know.
+ *                          Issue 19 (the job report) adds, after
+ *                          "inodes=", figures of the quota's directory
+ *                          since its quota was first set, each "KEY=N"
+ *                          (no "/": a count, not a use against a limit):
+ *                          peak_bytes=B the most "total" used has been;
+ *                          write_bytes=B stored by writes and writebacks
+ *                          of the files below (bytes as the programs
+ *                          wrote them); spill_bytes=B tier space taken on
+ *                          tiers other than the first one (RAM in the
+ *                          default stack) by new and growing extents and
+ *                          by extents that moved down because their tier
+ *                          was full or capped -- also when a policy kept
+ *                          them off the first tier; not the migrator's
+ *                          moves; read_bytes=B served by reads that
+ *                          reached the daemon (what the kernel's page
+ *                          cache served never does, and the daemon
+ *                          cannot count it); read_below_bytes=B of
+ *                          those, from a tier other than the first one
+ *                          (the rest came from the first tier or were
+ *                          holes); writeback_errors=N writebacks of the
+ *                          kernel's page cache that failed (their error
+ *                          goes to the program's fsync or close);
+ *                          writeback_lost_bytes=B what those did not
+ *                          store.  A nested quota's figures are in those
+ *                          of every quota above it too
  *
  * Policies (stored attributes, listed, inherited; see DESIGN.md):
  *   TIERFS_XATTR_TIERS, _PIN, _SPLIT, _PROMOTE

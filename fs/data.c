@@ -45,6 +45,7 @@
 #include "log.h"
 #include "never.h"
 #include "placement.h"
+#include "quota.h" /* the I/O counters of the job report (issue 19) */
 #include "heat.h"
 #include "testhook.h"
 #include "tier.h"
@@ -56,6 +57,7 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		  size_t len, uint64_t off)
 {
 	uint32_t now = tierfs_tick(fs);
+	uint64_t below = 0; /* bytes from tiers below tier 0 */
 	size_t done = 0;
 	ssize_t r = 0;
 
@@ -89,10 +91,14 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 					      (int)r);
 				break;
 			}
+			if (e->tier)
+				below += n;
 		}
 		done += n;
 		r = 0;
 	}
+	if (r == 0)
+		quota_io_read(inode->i_quota, done, below);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return r < 0 ? r : (ssize_t)done;
 }
@@ -102,6 +108,7 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		    unsigned maxiov, unsigned *ret_niov)
 {
 	uint32_t now = tierfs_tick(fs);
+	uint64_t below = 0; /* bytes from tiers below tier 0 */
 	size_t done = 0;
 	unsigned n = 0;
 	int r = 0;
@@ -147,6 +154,8 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 				}
 				p = buf + done;
 			}
+			if (e->tier)
+				below += k;
 		}
 		/* merge with the previous piece when they touch */
 		if (n > 0 && (const char *)iov[n - 1].iov_base +
@@ -160,6 +169,7 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		pthread_rwlock_unlock(&inode->i_dlock);
 		return r;
 	}
+	quota_io_read(inode->i_quota, done, below);
 	*ret_niov = n;
 	return 0;
 }
@@ -181,6 +191,7 @@ struct wstate {
 	bool first;	     /* it opens an episode */
 	uint64_t lost;	     /* bytes not stored */
 	uint64_t stored_end; /* file offset past the last byte stored */
+	uint64_t stored;     /* bytes stored (quota_io_write()) */
 };
 
 /*
@@ -319,6 +330,7 @@ static void w_stored(struct tfs_inode *inode, struct wstate *w, uint64_t off,
 	if (inode->i_wb)
 		lost_clear(inode, off, end);
 	w->stored_end = MAX(w->stored_end, end);
+	w->stored += end - off;
 }
 
 /*
@@ -543,6 +555,7 @@ ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
 	/* a short write-through stores nothing past its count */
 	done = write_extents(fs, inode, &pol, src, len, off, &w);
 	write_done(inode, &w);
+	quota_io_write(inode->i_quota, w.stored);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return done > 0 ? (ssize_t)done : w.err;
 }
@@ -579,6 +592,9 @@ int data_writeback_src(struct tierfs *fs, struct tfs_inode *inode,
 	write_done(inode, &w);
 	if (w.err && inode->i_wb)
 		inode->i_wb->fail_bytes += w.lost;
+	quota_io_write(inode->i_quota, w.stored);
+	if (w.err)
+		quota_io_wb_error(inode->i_quota, w.lost);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	*ret_lost = w.lost;
 	*ret_first = w.first;

@@ -67,7 +67,9 @@ static int slot_take(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 {
 	struct tier *tt = fs->tiers[t];
 	uint64_t need = unit_span_bytes(tt, eoff, len) + extra;
-	int r = quota_charge(fs, inode, t, need);
+	/* a relocation's charge is given back in part at once: not a peak */
+	int r = extra ? quota_charge_relocating(fs, inode, t, need)
+		      : quota_charge(fs, inode, t, need);
 
 	if (r < 0)
 		return r;
@@ -144,6 +146,9 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 		return NULL;
 	}
 	bytes_add(inode, (int64_t)tier_held(fs->tiers[e.tier], e.slot));
+	if (e.tier) /* the job report (issue 19) */
+		quota_io_spill(inode->i_quota,
+			       tier_held(fs->tiers[e.tier], e.slot));
 	track_add(fs, inode, idx, e.tier, pol);
 	return extent_map_lookup(&inode->i_map, idx);
 }
@@ -242,6 +247,12 @@ static int extent_relocate(struct tierfs *fs, struct tfs_inode *inode,
 			e->wgen = ++inode->i_wgen;
 			track_move(fs, inode, idx, src, t);
 			bytes_add(inode, (int64_t)(now - held));
+			quota_settle(fs, inode);
+			/* the job report (issue 19): what it brought down
+			 * from tier 0 spilled too */
+			if (t)
+				quota_io_spill(inode->i_quota,
+					       src ? now - held : now);
 			return 0;
 		}
 		quota_uncharge(fs, inode, t,
@@ -284,6 +295,8 @@ int extent_grow(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 			 * copy made before it is stale */
 			e->wgen = ++inode->i_wgen;
 			bytes_add(inode, (int64_t)need);
+			if (e->tier) /* the job report (issue 19) */
+				quota_io_spill(inode->i_quota, need);
 			return 0;
 		}
 		quota_uncharge(fs, inode, e->tier, need);

@@ -3,7 +3,9 @@
  * quota.c -- quotas per directory (see quota.h for the model, the
  * locking and the lifetime of a node): the value parser, the charge
  * arithmetic along a chain of nodes, the hooks of the data path, the
- * namespace rules, statfs, and the stored and computed attributes.
+ * namespace rules, statfs, the stored and computed attributes, and the
+ * figures of the job report (issue 19: the peak, and the I/O counters
+ * summed over the nodes below).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,6 +32,10 @@
  * only for files under a quota.  Innermost: nothing is taken under it.
  */
 static pthread_mutex_t quota_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every node made by quota_xattr_check(), of every mount (quota_lock):
+ * quota_io_sum() finds the nodes below one here. */
+static struct quota *quota_all;
 
 /* Longest value of QUOTA_XATTR accepted: nine "NAME:SIZE" entries. */
 #define QUOTA_VALUE_MAX 1024
@@ -123,7 +129,9 @@ static bool over(uint64_t used, uint64_t add, uint64_t limit)
 	return limit != QUOTA_NONE && (used > limit || add > limit - used);
 }
 
-int quota_chain_charge(struct quota *q, unsigned t, uint64_t bytes)
+/* quota_chain_charge(), moving each node's peak or not. */
+static int chain_charge(struct quota *q, unsigned t, uint64_t bytes,
+			bool peak)
 {
 	for (struct quota *p = q; p; p = p->q_parent)
 		if (p->q_set && over(p->q_used, bytes, p->q_lim.total))
@@ -134,8 +142,15 @@ int quota_chain_charge(struct quota *q, unsigned t, uint64_t bytes)
 	for (struct quota *p = q; p; p = p->q_parent) {
 		p->q_used += bytes;
 		p->q_tused[t] += bytes;
+		if (peak)
+			p->q_peak = MAX(p->q_peak, p->q_used);
 	}
 	return 0;
+}
+
+int quota_chain_charge(struct quota *q, unsigned t, uint64_t bytes)
+{
+	return chain_charge(q, t, bytes, true);
 }
 
 void quota_chain_uncharge(struct quota *q, unsigned t, uint64_t bytes)
@@ -177,16 +192,72 @@ void quota_chain_iuncharge(struct quota *q, uint64_t units)
 		p->q_iused -= MIN(p->q_iused, units);
 }
 
-/* Drop one reference of @q, freeing every node that loses its last.
- * quota_lock held. */
+/* The I/O counters of @from added to @to (relaxed atomics). */
+static void io_add(struct quota_io *to, const struct quota_io *from)
+{
+	static const size_t n = sizeof(*to) / sizeof(uint64_t);
+	uint64_t *t = (uint64_t *)to;
+	const uint64_t *f = (const uint64_t *)from;
+
+	for (size_t i = 0; i < n; i++)
+		__atomic_add_fetch(&t[i], __atomic_load_n(&f[i],
+							  __ATOMIC_RELAXED),
+				   __ATOMIC_RELAXED);
+}
+
+static void list_add(struct quota *q)
+{
+	q->q_prev = NULL;
+	q->q_next = quota_all;
+	if (quota_all)
+		quota_all->q_prev = q;
+	quota_all = q;
+	q->q_listed = true;
+}
+
+static void list_del(struct quota *q)
+{
+	if (!q->q_listed)
+		return;
+	if (q->q_prev)
+		q->q_prev->q_next = q->q_next;
+	else
+		quota_all = q->q_next;
+	if (q->q_next)
+		q->q_next->q_prev = q->q_prev;
+	q->q_listed = false;
+}
+
+/* Drop one reference of @q, freeing every node that loses its last; a
+ * freed node's I/O counts go to the node above, whose figures they are
+ * part of.  quota_lock held. */
 static void quota_put_locked(struct quota *q)
 {
 	while (q && --q->q_refs == 0) {
 		struct quota *parent = q->q_parent;
 
+		/* no file holds @q any more: nothing adds to it */
+		if (parent)
+			io_add(&parent->q_io, &q->q_io);
+		list_del(q);
 		free(q);
 		q = parent;
 	}
+}
+
+void quota_io_sum(struct quota *q, struct quota_io *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	pthread_mutex_lock(&quota_lock);
+	if (!q->q_listed)
+		io_add(ret, &q->q_io); /* a private node (the unit suite) */
+	for (struct quota *n = quota_all; n; n = n->q_next)
+		for (struct quota *p = n; p; p = p->q_parent)
+			if (p == q) {
+				io_add(ret, &n->q_io);
+				break;
+			}
+	pthread_mutex_unlock(&quota_lock);
 }
 
 /* ---- data path ---- */
@@ -202,6 +273,29 @@ int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 	r = quota_chain_charge(inode->i_quota, t, bytes);
 	pthread_mutex_unlock(&quota_lock);
 	return r;
+}
+
+int quota_charge_relocating(struct tierfs *fs, struct tfs_inode *inode,
+			    unsigned t, uint64_t bytes)
+{
+	int r;
+
+	if (!inode->i_quota || bytes == 0)
+		return 0;
+	pthread_mutex_lock(&quota_lock);
+	r = chain_charge(inode->i_quota, t, bytes, false);
+	pthread_mutex_unlock(&quota_lock);
+	return r;
+}
+
+void quota_settle(struct tierfs *fs, struct tfs_inode *inode)
+{
+	if (!inode->i_quota)
+		return;
+	pthread_mutex_lock(&quota_lock);
+	for (struct quota *p = inode->i_quota; p; p = p->q_parent)
+		p->q_peak = MAX(p->q_peak, p->q_used);
+	pthread_mutex_unlock(&quota_lock);
 }
 
 void quota_uncharge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
@@ -403,6 +497,7 @@ static void adopt_file(struct tierfs *fs, struct tfs_inode *f,
 		nq->q_used += n[t];
 		nq->q_tused[t] += n[t];
 	}
+	nq->q_peak = MAX(nq->q_peak, nq->q_used);
 	nq->q_refs++;
 	if (above)
 		quota_put_locked(above); /* its directory holds it too */
@@ -422,6 +517,7 @@ static void adopt_node(struct tierfs *fs, struct quota *m, struct quota *nq,
 		nq->q_iused += m->q_iused;
 		for (unsigned t = 0; t < fs->ntiers; t++)
 			nq->q_tused[t] += m->q_tused[t];
+		nq->q_peak = MAX(nq->q_peak, nq->q_used);
 		m->q_parent = nq;
 		nq->q_refs++;
 		if (above)
@@ -509,6 +605,7 @@ int quota_xattr_check(struct tierfs *fs, struct tfs_inode *inode,
 	nq->q_parent = above;
 	if (above)
 		above->q_refs++;
+	list_add(nq);
 	pthread_mutex_unlock(&quota_lock);
 	adopt_subtree(fs, inode, nq, above);
 	inode->i_quota = nq;
@@ -569,6 +666,24 @@ static int add_path(struct strbuf *out, const char *path)
 	return r;
 }
 
+/* " KEY=N" for each figure of the job report (ctl_proto.h) */
+static int add_report(struct strbuf *out, uint64_t peak,
+		      const struct quota_io *io)
+{
+	return strbuf_addf(out,
+			   "peak_bytes=%llu write_bytes=%llu "
+			   "spill_bytes=%llu read_bytes=%llu "
+			   "read_below_bytes=%llu writeback_errors=%llu "
+			   "writeback_lost_bytes=%llu ",
+			   (unsigned long long)peak,
+			   (unsigned long long)io->write_bytes,
+			   (unsigned long long)io->spill_bytes,
+			   (unsigned long long)io->read_bytes,
+			   (unsigned long long)io->read_below_bytes,
+			   (unsigned long long)io->wb_errors,
+			   (unsigned long long)io->wb_lost_bytes);
+}
+
 int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
 		     struct strbuf *out)
 {
@@ -580,22 +695,33 @@ int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
 	if (inode->i_type != S_IFDIR)
 		d = inode_parent(inode) ? inode_parent(inode) : fs->root;
 	for (;;) {
-		struct quota q = { 0 };
+		uint64_t tused[TIER_MAX_CONF], used = 0, iused = 0, peak = 0;
+		struct quota_limits lim = { 0 };
+		struct quota_io io;
+		bool set = false;
 		char *path;
 
+		/* field by field: q_io is not the lock's (quota_io_sum) */
 		if (d->i_quota) {
 			pthread_mutex_lock(&quota_lock);
-			q = *d->i_quota;
+			set = d->i_quota->q_set;
+			lim = d->i_quota->q_lim;
+			used = d->i_quota->q_used;
+			iused = d->i_quota->q_iused;
+			peak = d->i_quota->q_peak;
+			memcpy(tused, d->i_quota->q_tused, sizeof(tused));
 			pthread_mutex_unlock(&quota_lock);
 		}
-		if (q.q_set) {
-			r = add_use(out, "total", q.q_used, q.q_lim.total);
+		if (set) {
+			quota_io_sum(d->i_quota, &io);
+			r = add_use(out, "total", used, lim.total);
 			for (unsigned t = 0; t < fs->ntiers && !r; t++)
-				r = add_use(out, fs->tiers[t]->name,
-					    q.q_tused[t], q.q_lim.tier[t]);
+				r = add_use(out, fs->tiers[t]->name, tused[t],
+					    lim.tier[t]);
 			if (!r)
-				r = add_use(out, "inodes", q.q_iused,
-					    q.q_lim.inodes);
+				r = add_use(out, "inodes", iused, lim.inodes);
+			if (!r)
+				r = add_report(out, peak, &io);
 			path = r ? NULL : dir_path(fs, d);
 			if (!r)
 				r = path ? strbuf_adds(out, "dir=") : -ENOMEM;

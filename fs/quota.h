@@ -46,6 +46,15 @@
  * i_quota it is and by each node below it; quota_release() drops an
  * inode's reference when the inode is freed.
  *
+ * Figures for the job report (issue 19), per node since it was made:
+ * the peak of q_used (kept where a charge makes it grow, under
+ * quota_lock) and the I/O counters of struct quota_io (the data path's
+ * relaxed atomic adds, data.c: bytes written and read, how many of them
+ * went to or came from a tier below tier 0, failed writebacks).  Every
+ * node is on one list (quota_lock), so that the figures of a node can
+ * add those of the nodes below it; a node freed folds its counts into
+ * the one above.
+ *
  * Return: 0 or -errno as each line says; nothing here logs.
  */
 #ifndef TIERFS_QUOTA_H
@@ -76,15 +85,40 @@ struct quota_limits {
 	uint64_t inodes;	       /* inode units, or QUOTA_NONE */
 };
 
-/* One node of the quota tree.  All fields: quota_lock. */
+/*
+ * What the files of a node did (issue 19, the job report): bytes the
+ * daemon stored and served for them, and their failed writebacks.
+ * Relaxed atomics, added by the data path without a lock (quota_io_*()
+ * below: at most two adds a request, on the node the file is charged to
+ * -- its i_quota -- and no other); read with atomic loads.  A node's own
+ * counts are those of the files charged to it directly; what the nodes
+ * below it counted is added when the figures are read
+ * (quota_usage_text()), and folded into it when such a node is freed,
+ * so that the figures of a directory only grow.
+ */
+struct quota_io {
+	uint64_t write_bytes;	    /* stored by write and writeback */
+	uint64_t spill_bytes;	    /* tier space taken below tier 0 */
+	uint64_t read_bytes;	    /* served by read (what the kernel's page
+				     * cache served never reaches the daemon) */
+	uint64_t read_below_bytes;  /* of those, from a tier below tier 0 */
+	uint64_t wb_errors;	    /* writeback requests that failed */
+	uint64_t wb_lost_bytes;	    /* bytes they did not store */
+};
+
+/* One node of the quota tree.  All fields but q_io: quota_lock. */
 struct quota {
 	struct quota *q_parent; /* nearest node above; NULL at the top */
 	uint32_t q_refs;
 	bool q_set;		  /* the directory has the attribute */
+	bool q_listed;		  /* on the list of every node (quota.c) */
 	struct quota_limits q_lim; /* in force while q_set */
 	uint64_t q_used;	  /* bytes held below, all tiers */
 	uint64_t q_tused[TIER_MAX_CONF]; /* bytes held below, per tier */
 	uint64_t q_iused;	  /* inode units of the names below */
+	uint64_t q_peak;	  /* the most q_used has been (issue 19) */
+	struct quota *q_next, *q_prev; /* that list, while q_listed */
+	struct quota_io q_io;	  /* atomics, no lock (above) */
 };
 
 /* ---- pure parts (no lock, no fs; the unit suite tests them) ---- */
@@ -127,6 +161,15 @@ void quota_chain_iuncharge(struct quota *q, uint64_t units);
  * try the next tier).  i_dlock exclusive. */
 int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 		 uint64_t bytes);
+/* As quota_charge(), for an extent that relocates (data_extent.c): it
+ * charges its held bytes on the new tier before the old tier gives them
+ * back, so the peak use (q_peak) is left alone here and taken in by
+ * quota_settle() once the extent has moved or failed to. */
+int quota_charge_relocating(struct tierfs *fs, struct tfs_inode *inode,
+			    unsigned t, uint64_t bytes);
+/* The peak use of @inode's quotas takes in their use now.  i_dlock
+ * exclusive. */
+void quota_settle(struct tierfs *fs, struct tfs_inode *inode);
 /* Give back @bytes on tier @t.  i_dlock exclusive (or the inode is
  * being freed). */
 void quota_uncharge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
@@ -141,6 +184,64 @@ int quota_move(struct tierfs *fs, struct tfs_inode *inode, unsigned src,
  * i_dlock held, or ns_lock. */
 bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 		     uint64_t bytes);
+
+/*
+ * The I/O counters (struct quota_io) of @q, the i_quota of the file a
+ * request is about (NULL: no quota above it, nothing counted).  The
+ * caller holds the file's i_dlock (shared is enough), so @q stays the
+ * file's node.  Relaxed atomic adds, no lock: these are on the path of
+ * every read and write.
+ */
+/* A read served @bytes, @below of them from tiers below tier 0. */
+static inline void quota_io_read(struct quota *q, uint64_t bytes,
+				 uint64_t below)
+{
+	if (!q || !bytes)
+		return;
+	__atomic_add_fetch(&q->q_io.read_bytes, bytes, __ATOMIC_RELAXED);
+	if (below)
+		__atomic_add_fetch(&q->q_io.read_below_bytes, below,
+				   __ATOMIC_RELAXED);
+}
+
+/* A write or writeback stored @bytes. */
+static inline void quota_io_write(struct quota *q, uint64_t bytes)
+{
+	if (q && bytes)
+		__atomic_add_fetch(&q->q_io.write_bytes, bytes,
+				   __ATOMIC_RELAXED);
+}
+
+/*
+ * @bytes of tier space were taken on a tier below tier 0 (data_extent.c):
+ * by a new extent placed there, by an extent there growing, or by an
+ * extent that moved there because its tier had no room (the units it
+ * brings from tier 0 and the new ones).  Not by the migrator's moves.
+ * i_dlock exclusive.
+ */
+static inline void quota_io_spill(struct quota *q, uint64_t bytes)
+{
+	if (q && bytes)
+		__atomic_add_fetch(&q->q_io.spill_bytes, bytes,
+				   __ATOMIC_RELAXED);
+}
+
+/* A writeback failed, and did not store @lost bytes. */
+static inline void quota_io_wb_error(struct quota *q, uint64_t lost)
+{
+	if (!q)
+		return;
+	__atomic_add_fetch(&q->q_io.wb_errors, 1, __ATOMIC_RELAXED);
+	if (lost)
+		__atomic_add_fetch(&q->q_io.wb_lost_bytes, lost,
+				   __ATOMIC_RELAXED);
+}
+
+/*
+ * quota_io_sum() - the I/O figures of node @q: its own and those of
+ * every node below it, into @ret.  Takes quota_lock.
+ */
+void quota_io_sum(struct quota *q, struct quota_io *ret);
 
 /* ---- namespace (namespace.c, placement.c) ---- */
 
@@ -199,7 +300,8 @@ int quota_xattr_check(struct tierfs *fs, struct tfs_inode *inode,
  * Takes ns_lock exclusive, then i_lock. */
 void quota_xattr_sync(struct tierfs *fs, struct tfs_inode *inode,
 		      const char *name);
-/* The computed TIERFS_XATTR_QUOTA of @inode (ctl_proto.h) into @out.
+/* The computed TIERFS_XATTR_QUOTA of @inode (ctl_proto.h) into @out:
+ * per quota its use and limits, its peak use and its I/O figures.
  * Return: 0, -ENODATA (no quota above it) or -ENOMEM.  Takes ns_lock
  * shared. */
 int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,

@@ -112,14 +112,21 @@ static const struct cmd cmds[] = {
 	  "\"checked N extents in M files, E errors\".  Exit status 1 when any\n"
 	  "extent failed its check or a file could not be verified.\n"
 	  "  -q, --quiet   no progress output\n" },
-	{ "quota", cmd_quota, "quota [--json [--compact]] [DIR...]",
-	  "use against limits of the quotas that apply to each DIR",
+	{ "quota", cmd_quota,
+	  "quota [--json [--compact]] [DIR...] | quota set DIR QUOTA|none",
+	  "use against limits of the quotas that apply to each DIR; set one",
 	  "For each DIR (default: the current directory), every quota above it,\n"
 	  "innermost first: the quota's directory, then bytes used of the total\n"
-	  "and of each tier against their limits (trusted.tierfs.quota, set by\n"
-	  "root with setfattr).  Any user may look; no quota is not an error.\n"
+	  "and of each tier against their limits, then what the files below it\n"
+	  "did since it was set: peak use, bytes written, spilled below the\n"
+	  "first tier and read (reads that reached tierfs: page cache hits are\n"
+	  "not seen), failed writebacks.  Any user may look; no quota is not an\n"
+	  "error.\n"
 	  "  -j, --json    one JSON document; field names in tierctl(8)\n"
-	  "  -c, --compact JSON on one line\n" },
+	  "  -c, --compact JSON on one line\n"
+	  "quota set (root only) stores QUOTA as trusted.tierfs.quota of DIR:\n"
+	  "SIZE (200G) or KEY:SIZE,... with KEY total, inodes or a tier\n"
+	  "(ram:4G,total:200G,inodes:1M); none removes it.\n" },
 };
 
 static const struct cmd *find_cmd(const char *name)

@@ -21,10 +21,25 @@
  *    live tierfs, makes MOUNT/job$SLURM_JOB_ID (0700, the job's user) and
  *    sets its quota and policy.  Any failure of the node fails the prolog,
  *    so Slurm drains the node and requeues the job.
- *  - slurmstepd, each task (as the user): TMPDIR=the directory.
- *  - slurmd's job epilog (root): removes the directory; fails (drains the
- *    node) when it cannot, since space that cannot be freed would starve
- *    the next jobs.
+ *  - slurmstepd, each task (as the user): TMPDIR=the directory.  The
+ *    batch script's task also notes where its standard output goes (the
+ *    file its fd 1 is, with every %-pattern of sbatch -o resolved) in
+ *    REPORT_TO_XATTR on the directory, for the report at the end.
+ *  - slurmd's job epilog (root): the job report (issue 19): one line with
+ *    the figures tierfs kept for the directory's quota (user.tierfs.quota,
+ *    fs/ctl_proto.h: peak use against the quota, bytes written, spilled
+ *    below the first tier, read and the share of those from it, failed
+ *    writebacks) goes to slurmd's log and, as the job's user, to the end
+ *    of the job's output file.  Then it removes the directory; fails
+ *    (drains the node) when it cannot, since space that cannot be freed
+ *    would starve the next jobs.
+ *    Why the epilog and not the task: only the epilog runs after every
+ *    process of the job has ended, and in Slurm 22.05 it has no usable
+ *    name of the output file -- SLURM_JOB_STDOUT is unset for the default
+ *    slurm-%j.out, and holds the %-patterns unexpanded otherwise, with
+ *    neither the job name (%x) nor the array ids (%A, %a) in its
+ *    environment or spank items -- so the batch task, which has the file
+ *    as its fd 1, leaves the name for it.
  * This is what contrib/slurm/prolog.sh and epilog.sh do, without a second
  * place to configure and with the request checked at submission.
  *
@@ -34,7 +49,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +60,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -63,6 +81,12 @@ SPANK_PLUGIN(tierfs, 1)
 #define FUSE_SUPER_MAGIC 0x65735546 /* statfs f_type of every FUSE mount */
 #define TIERFS_FSTYPE "fuse.tierfs" /* fstype in /proc/self/mountinfo */
 #define QUOTA_XATTR "trusted.tierfs.quota"
+#define USAGE_XATTR "user.tierfs.quota" /* computed: use and figures */
+/* where the batch script's stdout goes; the job's own (user.*), on its
+ * directory: the report is written there as the job's user */
+#define REPORT_TO_XATTR "user.slurm.tierfs_report_to"
+#define USAGE_MAX 65536		/* TIERFS_XATTR_VALUE_MAX */
+#define BATCH_STEP 0xfffffffbu	/* SLURM_BATCH_SCRIPT */
 #define TIER_NAME_MAX 32	/* as fs/options.h TIER_CONF_NAME_MAX */
 #define VALUE_MAX 256		/* longest quota or policy value taken */
 
@@ -722,6 +746,33 @@ err_remove:
 	return -1;
 }
 
+/*
+ * note_output() - in the batch script's task (as the job's user, its
+ * stdout set up): the file its stdout is, into REPORT_TO_XATTR of the
+ * job's directory @dir, for the report of the job epilog.  Only a
+ * regular file; nothing said when it cannot be noted (the report then
+ * goes to slurmd's log only).
+ */
+static void note_output(spank_t sp, const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	uint32_t step;
+	ssize_t n;
+
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    step != BATCH_STEP || fstat(STDOUT_FILENO, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return;
+	n = readlink("/proc/self/fd/1", path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return;
+	path[n] = '\0';
+	if (setxattr(dir, REPORT_TO_XATTR, path, (size_t)n, 0) < 0)
+		slurm_debug("tierfs: cannot note the output file in %s: %s",
+			    dir, strerror(errno));
+}
+
 SPANK_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	char dir[PATH_MAX];
@@ -742,17 +793,305 @@ SPANK_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		slurm_error("tierfs: job %u: cannot set TMPDIR", id);
 		return -1;
 	}
+	note_output(sp, dir);
 	return 0;
+}
+
+/* ------------------------------------------------------ the job report */
+
+/* The figures of the job report, keys of user.tierfs.quota (issue 19). */
+enum {
+	FIG_PEAK,
+	FIG_WRITE,
+	FIG_SPILL,
+	FIG_READ,
+	FIG_READ_BELOW,
+	FIG_WB_ERRORS,
+	FIG_WB_LOST,
+	FIG_MAX,
+};
+static const char *const fig_keys[FIG_MAX] = {
+	"peak_bytes", "write_bytes", "spill_bytes", "read_bytes",
+	"read_below_bytes", "writeback_errors", "writeback_lost_bytes",
+};
+
+struct report {
+	uint64_t fig[FIG_MAX];
+	unsigned seen;		     /* bit per figure given */
+	uint64_t limit;		     /* the quota's total */
+	bool limited;		     /* it has one */
+	char first[TIER_NAME_MAX + 1]; /* the first tier's name */
+};
+
+/* "1.5G", "512M", "17" as tierfs and tierctl write sizes */
+static char *human(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGTPE";
+	double d = (double)v;
+	int u = -1;
+
+	while (d >= 1024.0 && u < 5) {
+		d /= 1024.0;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else if (d < 10.0 && d != (double)(uint64_t)d)
+		snprintf(buf, len, "%.1f%c", d, units[u]);
+	else
+		snprintf(buf, len, "%.0f%c", d, units[u]);
+	return buf;
+}
+
+/* a decimal number that is all of @s */
+static bool parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*ret = strtoull(s, &end, 10);
+	return !*end && errno == 0;
+}
+
+/*
+ * report_parse() - the first line of user.tierfs.quota (the innermost
+ * quota: "total=USED/LIMIT NAME=USED/LIMIT ... inodes=USED/LIMIT
+ * peak_bytes=N ... dir=PATH"), if it is the quota of directory @want
+ * (from the mount root).  Changes @text.
+ * Return: 0; -ENOENT when the innermost quota is another directory's;
+ * -EBADMSG when the line is malformed or lacks the figures (a tierfs
+ * older than the job report).
+ */
+static int report_parse(char *text, const char *want, struct report *r)
+{
+	char *nl = strchr(text, '\n'), *dir, *save = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (nl)
+		*nl = '\0';
+	dir = strstr(text, "dir=");
+	if (!dir || (dir != text && dir[-1] != ' '))
+		return -EBADMSG;
+	if (strcmp(dir + 4, want))
+		return -ENOENT; /* job directories need no escapes */
+	*dir = '\0';
+	for (char *w = strtok_r(text, " ", &save); w;
+	     w = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(w, '='), *slash;
+		uint64_t v;
+
+		if (!eq)
+			return -EBADMSG;
+		*eq = '\0';
+		slash = strchr(eq + 1, '/');
+		if (slash) {
+			/* KEY=USED/LIMIT: "total", a tier or "inodes" */
+			if (!strcmp(w, "total")) {
+				r->limited = strcmp(slash + 1, "-") != 0;
+				if (r->limited && !parse_u64(slash + 1, &r->limit))
+					return -EBADMSG;
+			} else if (!r->first[0] && strcmp(w, "inodes")) {
+				/* the tiers come in stack order */
+				snprintf(r->first, sizeof(r->first), "%s", w);
+			}
+			continue;
+		}
+		for (unsigned f = 0; f < FIG_MAX; f++)
+			if (!strcmp(w, fig_keys[f])) {
+				if (!parse_u64(eq + 1, &v))
+					return -EBADMSG;
+				r->fig[f] = v;
+				r->seen |= 1u << f;
+			}
+	}
+	return r->seen == (1u << FIG_MAX) - 1 ? 0 : -EBADMSG;
+}
+
+/* this node's name: slurmd's (SLURMD_NODENAME), else the host's */
+static const char *node_name(void)
+{
+	static char host[256];
+	const char *n = getenv("SLURMD_NODENAME");
+
+	if (n && *n)
+		return n;
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "?");
+	host[strcspn(host, ".")] = '\0';
+	return host;
+}
+
+/*
+ * report_line() - the report of job @id's directory @dir (MOUNT/jobID)
+ * into @buf: "job N on NODE: scratch peak 3.2G of 100G quota; written
+ * 10G, 2.3G spilled below ram; read 8.0G, 71.0% from ram (...);
+ * writeback errors 0".
+ * Never fails: what cannot be read is what the line says.
+ */
+static void report_line(const char *dir, uint32_t id, char *buf, size_t len)
+{
+	const char *first;
+	char want[32], a[32], b[32], pct[32];
+	struct report r;
+	char *text = malloc(USAGE_MAX + 1);
+	const uint64_t *f = r.fig;
+	ssize_t n;
+	int e;
+
+	snprintf(want, sizeof(want), "/job%u", id);
+	if (!text) {
+		snprintf(buf, len, "job %u on %s: no scratch report: out of memory",
+			 id, node_name());
+		return;
+	}
+	n = getxattr(dir, USAGE_XATTR, text, USAGE_MAX);
+	e = n < 0 ? -errno : 0;
+	if (n >= 0) {
+		text[n] = '\0';
+		e = report_parse(text, want, &r);
+	}
+	free(text);
+	if (e == -ENODATA || e == -ENOENT) {
+		snprintf(buf, len,
+			 "job %u on %s: no scratch report: %s has no quota of its own, and tierfs counts per quota (set default_quota= in plugstack.conf)",
+			 id, node_name(), dir);
+		return;
+	}
+	if (e == -EBADMSG) {
+		snprintf(buf, len,
+			 "job %u on %s: no scratch report: the tierfs on %s keeps no per-job figures (older than tierfs 0.3?)",
+			 id, node_name(), arg_mount);
+		return;
+	}
+	if (e < 0) {
+		snprintf(buf, len,
+			 "job %u on %s: no scratch report: cannot read %s of %s: %s",
+			 id, node_name(), USAGE_XATTR, dir, strerror(-e));
+		return;
+	}
+	first = r.first[0] ? r.first : "the first tier";
+	if (f[FIG_READ])
+		snprintf(pct, sizeof(pct), "%.1f%%",
+			 100.0 * (double)(f[FIG_READ] -
+					  (f[FIG_READ_BELOW] < f[FIG_READ]
+						   ? f[FIG_READ_BELOW]
+						   : f[FIG_READ])) /
+				 (double)f[FIG_READ]);
+	else
+		snprintf(pct, sizeof(pct), "-");
+	n = snprintf(buf, len, "job %u on %s: scratch peak %s", id, node_name(),
+		     human(f[FIG_PEAK], a, sizeof(a)));
+	if (n > 0 && (size_t)n < len && r.limited)
+		n += snprintf(buf + n, len - (size_t)n, " of %s quota",
+			      human(r.limit, b, sizeof(b)));
+	else if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " (no quota total)");
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n,
+			      "; written %s, %s spilled below %s",
+			      human(f[FIG_WRITE], a, sizeof(a)),
+			      human(f[FIG_SPILL], b, sizeof(b)), first);
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n,
+			      "; read %s, %s from %s (reads that reached tierfs: page cache hits are not seen)",
+			      human(f[FIG_READ], a, sizeof(a)), pct, first);
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "; writeback errors %llu",
+			      (unsigned long long)f[FIG_WB_ERRORS]);
+	if (n > 0 && (size_t)n < len && f[FIG_WB_ERRORS])
+		snprintf(buf + n, len - (size_t)n, " (%s not stored)",
+			 human(f[FIG_WB_LOST], a, sizeof(a)));
+}
+
+/*
+ * report_to_output() - append "tierfs: @line" to the file the batch
+ * script's stdout went to (REPORT_TO_XATTR of @dir, left there by
+ * slurm_spank_task_init()), as the job's user @uid/@gid and with that
+ * user's groups, so that the name, which the job could have changed,
+ * reaches nothing the job could not write itself.  Only a regular file;
+ * a child does it, with 10 s to finish (a hung network filesystem).
+ * Return: 0, 1 when there is no such file (no batch step on this node),
+ * or -1 (logged).
+ */
+static int report_to_output(const char *dir, uint32_t id, uid_t uid,
+			    gid_t gid, const char *line)
+{
+	char path[PATH_MAX];
+	ssize_t n = getxattr(dir, REPORT_TO_XATTR, path, sizeof(path) - 1);
+	int status;
+	pid_t pid;
+
+	if (n <= 0 || path[0] != '/')
+		return 1;
+	path[n] = '\0';
+	/* the job may have changed it: no control characters into the log */
+	for (ssize_t i = 0; i < n; i++)
+		if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f)
+			return 1;
+	pid = fork();
+	if (pid < 0) {
+		slurm_error("tierfs: job %u: cannot fork to write its report: %s",
+			    id, strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		struct passwd pw, *pwp = NULL;
+		char pwbuf[4096], msg[PATH_MAX + 600];
+		struct stat st;
+		int fd, k;
+
+		alarm(10);
+		if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp) != 0 || !pwp ||
+		    initgroups(pw.pw_name, gid) < 0)
+			if (setgroups(0, NULL) < 0)
+				_exit(2);
+		if (setgid(gid) < 0 || setuid(uid) < 0)
+			_exit(2);
+		fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK |
+					O_CLOEXEC);
+		if (fd < 0)
+			_exit(3);
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+			_exit(4);
+		k = snprintf(msg, sizeof(msg), "tierfs: %s\n", line);
+		if (k < 0 || (size_t)k >= sizeof(msg))
+			k = (int)sizeof(msg) - 1;
+		_exit(write(fd, msg, (size_t)k) == k ? 0 : 5);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	slurm_error("tierfs: job %u: cannot append its report to %s (as uid %u): %s",
+		    id, path, (unsigned)uid,
+		    WIFSIGNALED(status) ? "timed out"
+		    : WEXITSTATUS(status) == 3 ? "cannot open it"
+		    : WEXITSTATUS(status) == 4 ? "not a regular file"
+					       : "failed");
+	return -1;
 }
 
 SPANK_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], line[PATH_MAX + 512];
+	uid_t uid;
+	gid_t gid;
 	uint32_t id;
 	int r;
 
 	if (load_args(ac, av) < 0 || job_dir(sp, dir, sizeof(dir), &id) < 0)
 		return -1;
+	/* the report first: the figures go with the directory */
+	if (access(dir, F_OK) == 0) {
+		report_line(dir, id, line, sizeof(line));
+		slurm_info("tierfs: %s", line);
+		if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS &&
+		    spank_get_item(sp, S_JOB_GID, &gid) == ESPANK_SUCCESS)
+			(void)report_to_output(dir, id, uid, gid, line);
+	}
 	/* space that cannot be freed would starve the next jobs: fail, so
 	 * Slurm drains the node for an administrator */
 	r = tree_remove(dir);

@@ -36,7 +36,10 @@ chmod 0755 "$MNT" || t_fail chmod
 mkdir "$MNT/job1" "$MNT/job2" && chown 1001:1001 "$MNT/job1" &&
 	chown 1002:1002 "$MNT/job2" || t_fail "job dirs"
 
-usage() { t_xattr "$1" user.tierfs.quota; }
+# the use against the limits, without the figures of the job report
+# (KEY=N, no "/"; 165-quota-report.sh)
+usage() { t_xattr "$1" user.tierfs.quota |
+	sed -E ':a; s/ [a-z_]+=[0-9]+( |$)/\1/; ta'; }
 no_quota() { ! getfattr --absolute-names -n "$Q" -- "$1" >/dev/null 2>&1; }
 
 # --- who may set it, and bad values ---

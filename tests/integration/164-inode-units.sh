@@ -58,7 +58,10 @@ alive() {
 # "itotal:iused:iavail" of df -i PATH
 dfi() { df --output=itotal,iused,iavail "$1" | tail -1 | awk '{ print $1 ":" $2 ":" $3 }'; }
 iused() { df --output=iused "$1" | tail -1 | tr -d ' '; }
-usage() { getfattr --absolute-names --only-values -n user.tierfs.quota "$1"; }
+# the use against the limits, without the figures of the job report
+# (KEY=N, no "/"; 165-quota-report.sh)
+usage() { getfattr --absolute-names --only-values -n user.tierfs.quota "$1" |
+	sed -E ':a; s/ [a-z_]+=[0-9]+( |$)/\1/; ta'; }
 no_quota() { ! getfattr --absolute-names -n "$Q" -- "$1" >/dev/null 2>&1; }
 
 # --- item 8: links take inode units ---

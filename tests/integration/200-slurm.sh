@@ -10,10 +10,16 @@
 # directory: config, munge key and socket, state and spool directories,
 # logs, ports.  One node "tnode" (127.0.0.1), one partition, proctrack/pgid,
 # task/none, select/linear; plugstack.conf loads the plugin with mount=
-# the test's tierfs mount, default_quota=32M, max_quota=1G.  Jobs run as
-# nobody.  Checks:
+# the test's tierfs mount (RAM 16M over a file tier), default_quota=32M,
+# max_quota=1G.  Jobs run as nobody.  Checks:
 #  - a job sees TMPDIR=MNT/job$ID, mode 0700, its own, on tierfs, with the
 #    --scratch-quota as its df size and the --scratch-policy set;
+#  - the job report (issue 19): that job writes 24M with O_DIRECT (8M of
+#    it spills below the 16M RAM tier) and reads it back; at its end one
+#    line "tierfs: job ID on tnode: scratch peak 24M of 64M quota; ..."
+#    with those figures is the last line of its output file and is in
+#    slurmd's log; a job in an array with -o %x-%A_%a.out (patterns the
+#    epilog cannot expand) gets it too, and so does a job scancel'ed;
 #  - a bad --scratch-quota (malformed, over max_quota) or --scratch-policy
 #    (unknown key, bad value) is refused by sbatch: non-zero exit, a
 #    "tierfs:" line on stderr, no job queued;
@@ -94,7 +100,8 @@ free_port() {
 	t_skip "no free TCP port found"
 }
 
-t_mount -o allow_other --tier ram=ram:256M
+mkdir -p "$T/disk" || t_fail mkdir
+t_mount -o allow_other --tier ram=ram:16M --tier disk=file:"$T/disk":512M
 chmod 755 "$MNT"
 t_as "$JOB_UID:$JOB_GID" true  # opens $T for traversal
 
@@ -189,7 +196,9 @@ JOB_SCRIPT='echo "TMPDIR=$TMPDIR"
 stat -c "mode=%a uid=%u gid=%g" "$TMPDIR"
 df -B1 --output=size "$TMPDIR" | tail -n 1 | tr -d " " | sed "s/^/size=/"
 echo hello >"$TMPDIR/f" && echo "write=ok"
-getfattr --absolute-names --only-values -n user.tierfs.promote "$TMPDIR" | sed "s/^/promote=/"; echo'
+getfattr --absolute-names --only-values -n user.tierfs.promote "$TMPDIR" | sed "s/^/promote=/"; echo
+dd if=/dev/zero of="$TMPDIR/big" bs=1M count=24 oflag=direct status=none &&
+	dd if="$TMPDIR/big" of=/dev/null bs=1M iflag=direct status=none && echo "io=ok"'
 id=$(submit --scratch-quota=64M --scratch-policy=promote=0 --wrap "$JOB_SCRIPT") ||
 	t_fail "sbatch with --scratch-quota=64M --scratch-policy=promote=0 failed"
 t_wait_until 60 job_done "$id" || t_fail "job $id did not end: state $(job_state "$id")"
@@ -202,14 +211,36 @@ grep -qx "mode=700 uid=$JOB_UID gid=$JOB_GID" <<<"$out" ||
 grep -qx "size=$((64 << 20))" <<<"$out" || t_fail "job $id: df size is not the 64M quota: $out"
 grep -qx "write=ok" <<<"$out" || t_fail "job $id: cannot write in TMPDIR: $out"
 grep -qx "promote=0" <<<"$out" || t_fail "job $id: user.tierfs.promote not 0: $out"
+grep -qx "io=ok" <<<"$out" || t_fail "job $id: O_DIRECT I/O in TMPDIR failed: $out"
 [ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after the job"
+# the report: 24M written, 8M of it (at least) below the 16M RAM tier,
+# and as much read from there; "hello" and the policy change nothing
+REPORT_GLOB="tierfs: job $id on $NODE: scratch peak 24M of 64M quota; written 24M, [0-9]*M spilled below ram; read 24M, [0-9]*.[0-9]% from ram (reads that reached tierfs: page cache hits are not seen); writeback errors 0"
+last=$(tail -n 1 "$OUT/$id.out")
+t_like "$last" "$REPORT_GLOB" "job $id: the report, last line of its output"
+spill=$(sed -n 's/.*24M, \([0-9]*\)M spilled.*/\1/p' <<<"$last")
+[ "$spill" -ge 8 ] || t_fail "job $id: less than 8M spilled below a 16M RAM tier: $last"
+grep -qF "${last#tierfs: }" "$S/log/slurmd.log" ||
+	t_fail "job $id: the report is not in slurmd's log: $(grep "tierfs: job $id" "$S/log/slurmd.log")"
+echo "report: $last"
 
 # --------------------------------------- default_quota when none is asked
 id=$(submit --wrap 'df -B1 --output=size "$TMPDIR" | tail -n 1 | tr -d " "') ||
 	t_fail "sbatch without options failed"
 t_wait_until 60 job_done "$id" || t_fail "job $id did not end"
-t_eq "$(cat "$OUT/$id.out")" $((32 << 20)) "df size with default_quota=32M"
+t_eq "$(head -n 1 "$OUT/$id.out")" $((32 << 20)) "df size with default_quota=32M"
+t_like "$(tail -n 1 "$OUT/$id.out")" "tierfs: job $id on $NODE: scratch peak 0 of 32M quota; written 0, 0 spilled below ram; read 0, - from ram *" \
+	"job $id: the report of a job that wrote nothing"
 [ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after the job"
+
+# ------------------------ the report in a file named with %x, %A and %a
+id=$(t_as "$JOB_UID:$JOB_GID" sbatch --parsable -J named -a 3 -o "$OUT/%x-%A_%a.out" \
+	--wrap 'echo x >"$TMPDIR/x"') || t_fail "sbatch of an array job failed"
+t_wait_until 60 job_done "$id" || t_fail "array job $id did not end"
+f=$(ls "$OUT"/named-*_3.out 2>/dev/null | head -n 1)
+[ -n "$f" ] || t_fail "array job $id: no output file named-*_3.out in $OUT: $(ls "$OUT")"
+t_like "$(tail -n 1 "$f")" "tierfs: job * on $NODE: scratch peak 4K of 32M quota; written 2, 0 spilled below ram; *" \
+	"array job $id: the report in $f"
 
 # ------------------------------------------ bad requests: refused by sbatch
 refused() {
@@ -238,6 +269,8 @@ scancel "$id" || t_fail "scancel $id"
 t_wait_until 60 job_done "$id" || t_fail "job $id not ended after scancel: $(job_state "$id")"
 t_eq "$(job_state "$id")" CANCELLED "state of job $id after scancel"
 [ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after scancel"
+t_like "$(tail -n 1 "$OUT/$id.out")" "tierfs: job $id on $NODE: scratch peak 0 of 16M quota; *" \
+	"job $id: the report after scancel"
 
 # --------------------------------------- no tierfs: the node is drained
 t_unmount

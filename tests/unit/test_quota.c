@@ -8,7 +8,9 @@
  * and the inode units (issue 16: 8, 9, 11): the "inodes:" key, EDQUOT
  * for every kind of new name past it, ENOSPC past --max-inodes for
  * links and long symlinks, statfs, and the walk that counts what is
- * there when a quota is set.
+ * there when a quota is set; and the figures of the job report (issue
+ * 19): the peak, bytes written, spilled and read, failed writebacks,
+ * summed over nested quotas and kept when a nested one goes.
  */
 #include <check.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 
 #include "namespace.h"
 #include "quota.h"
+#include "strbuf.h"
 #include "t_fs.h"
 #include "xattr.h"
 #include "tap.h"
@@ -209,6 +212,9 @@ START_TEST(test_quota_chain_arithmetic)
 	ck_assert_int_eq(quota_chain_charge(&inner, 0, 3 * MB), 0);
 	ck_assert_uint_eq(inner.q_tused[0], 3 * MB);
 	ck_assert_int_eq(quota_chain_charge(&inner, 0, 8 * MB), -EDQUOT);
+	/* the peak of each node: its most, not moved by what went back */
+	ck_assert_uint_eq(inner.q_peak, 4 * MB);
+	ck_assert_uint_eq(outer.q_peak, 10 * MB);
 }
 END_TEST
 
@@ -606,6 +612,81 @@ START_TEST(test_quota_mount_inodes_counted_when_set)
 }
 END_TEST
 
+/* The figures of the job report (issue 19) on a mount. */
+START_TEST(test_quota_mount_report)
+{
+	struct ns_cred cred = { .uid = 0, .gid = 0 };
+	struct tierfs *fs = tf.fs;
+	struct tfs_inode *dir, *in, *f, *g;
+	struct strbuf text = STRBUF_INIT;
+	struct quota_io io;
+	struct stat st;
+	char buf[6 * EXT];
+	uint64_t lost;
+	bool first;
+
+	memset(buf, 3, sizeof(buf));
+	ck_assert_int_eq(ns_mkdir(fs, fs->root, "r", 0755, &cred, &dir, &st), 0);
+	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "1M", 2, 0, 0), 0);
+	ck_assert_int_eq(ns_mkdir(fs, dir, "in", 0755, &cred, &in, &st), 0);
+	ck_assert_int_eq(xattr_set(fs, in, QUOTA_XATTR, "1M", 2, 0, 0), 0);
+	ck_assert_int_eq(ns_create(fs, in, "f", 0644, &cred, &f, &st), 0);
+	/* 6 extents over a RAM tier of 4: 2 spill */
+	ck_assert_int_eq(data_write(fs, f, buf, 6 * EXT, 0), 6 * EXT);
+	ck_assert_int_eq(t_tier_of(f, 3), 0);
+	ck_assert_int_eq(t_tier_of(f, 4), 1);
+	ck_assert_uint_eq(in->i_quota->q_io.write_bytes, 6 * EXT);
+	ck_assert_uint_eq(in->i_quota->q_io.spill_bytes, 2 * EXT);
+	ck_assert_uint_eq(in->i_quota->q_peak, 6 * EXT);
+	ck_assert_int_eq(data_read(fs, f, buf, 6 * EXT, 0), 6 * EXT);
+	ck_assert_int_eq(data_read(fs, f, buf, EXT, 0), EXT);
+	ck_assert_uint_eq(in->i_quota->q_io.read_bytes, 7 * EXT);
+	ck_assert_uint_eq(in->i_quota->q_io.read_below_bytes, 2 * EXT);
+	/* the outer quota counts nothing itself, but sums what is below */
+	ck_assert_uint_eq(dir->i_quota->q_io.write_bytes, 0);
+	quota_io_sum(dir->i_quota, &io);
+	ck_assert_uint_eq(io.write_bytes, 6 * EXT);
+	ck_assert_uint_eq(io.read_bytes, 7 * EXT);
+	ck_assert_uint_eq(dir->i_quota->q_peak, 6 * EXT);
+	ck_assert_int_eq(quota_usage_text(fs, f, &text), 0);
+	ck_assert_ptr_nonnull(strstr(text.buf, " peak_bytes=393216 write_bytes=393216 spill_bytes=131072 read_bytes=458752 read_below_bytes=131072 writeback_errors=0 writeback_lost_bytes=0 dir=/r/in\n"));
+	ck_assert_ptr_nonnull(strstr(text.buf, " write_bytes=393216 spill_bytes=131072 read_bytes=458752 read_below_bytes=131072 writeback_errors=0 writeback_lost_bytes=0 dir=/r\n"));
+	strbuf_release(&text);
+	/* the peak stays when the use goes */
+	ck_assert_int_eq(data_truncate(fs, f, 0), 0);
+	ck_assert_uint_eq(in->i_quota->q_used, 0);
+	ck_assert_uint_eq(in->i_quota->q_peak, 6 * EXT);
+	/* a writeback past the quota: an error, and its lost bytes */
+	ck_assert_int_eq(ns_create(fs, dir, "g", 0644, &cred, &g, &st), 0);
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(data_write(fs, g, buf, EXT, (uint64_t)i * EXT),
+				 EXT);
+	ck_assert_int_eq(data_writeback(fs, g, buf, 2 * EXT, 16 * EXT, &lost,
+					&first),
+			 -EDQUOT);
+	ck_assert_uint_eq(lost, 2 * EXT);
+	ck_assert_uint_eq(dir->i_quota->q_io.wb_errors, 1);
+	ck_assert_uint_eq(dir->i_quota->q_io.wb_lost_bytes, 2 * EXT);
+	ck_assert_uint_eq(dir->i_quota->q_io.write_bytes, 16 * EXT);
+	ck_assert_uint_eq(in->i_quota->q_io.wb_errors, 0);
+	/* the nested quota goes: what it counted stays in the outer one */
+	ck_assert_int_eq(ns_unlink(fs, in, "f"), 0);
+	inode_forget(fs, f, 1);
+	ck_assert_int_eq(ns_rmdir(fs, dir, "in"), 0);
+	inode_forget(fs, in, 1);
+	quota_io_sum(dir->i_quota, &io);
+	ck_assert_uint_eq(io.write_bytes, 22 * EXT);
+	ck_assert_uint_eq(io.spill_bytes, dir->i_quota->q_io.spill_bytes);
+	ck_assert_uint_ge(io.spill_bytes, 2 * EXT);
+	ck_assert_uint_eq(io.read_bytes, 7 * EXT);
+	ck_assert_uint_eq(io.wb_errors, 1);
+	ck_assert_int_eq(ns_unlink(fs, dir, "g"), 0);
+	inode_forget(fs, g, 1);
+	inode_forget(fs, dir, 1);
+	t_assert_no_leak(fs);
+}
+END_TEST
+
 static Suite *quota_suite(void)
 {
 	Suite *s = suite_create("quota");
@@ -630,6 +711,7 @@ static Suite *quota_suite(void)
 	tcase_add_test(tc, test_quota_mount_inodes);
 	tcase_add_test(tc, test_quota_mount_max_inodes);
 	tcase_add_test(tc, test_quota_mount_inodes_counted_when_set);
+	tcase_add_test(tc, test_quota_mount_report);
 	suite_add_tcase(s, tc);
 	return s;
 }
