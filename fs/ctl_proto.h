@@ -134,7 +134,7 @@
  *                          store.  A nested quota's figures are in those
  *                          of every quota above it too
  *
- * Policies (stored attributes, listed, inherited; see DESIGN.md):
+ * Policies (stored attributes, listed, inherited; names as the project's design fixes them):
  *   TIERFS_XATTR_TIERS, _PIN, _SPLIT, _PROMOTE
  *
  * Actions (setxattr):

@@ -28,7 +28,7 @@
  *   be the kernel's last reference (passthrough_hp's rule).  The one
  *   exception, the zero-copy read, is explained in ops.c.
  *
- * Headers of the daemon form a DAG (README "Source layout"): fs.h needs
+ * Headers of the daemon form a DAG (fs/README.md "Layout of the source"): fs.h needs
  * inode.h for the inode list head it embeds; the module headers above it
  * (data.h, placement.h, xattr.h, ctl.h, namespace.h, migrate.h, kernel.h)
  * forward-declare struct tierfs and struct tfs_inode.
@@ -147,7 +147,7 @@ static inline uint32_t tierfs_tick(const struct tierfs *fs)
  *   "migrator enabled=.. passes=.. moved=.. ..."
  *   "mount extent_size=.. inodes=.. ... max_inodes=.. xattr_bytes=..
  *    max_xattr_bytes=.. rss=.."
- * (README "Counters" documents every field.)  On success *ret_text is
+ * (fs/README.md "Counters and the control channel" documents every field.)  On success *ret_text is
  * the caller's to free().  Return: its length, or -ENOMEM.
  */
 ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text);

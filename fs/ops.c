@@ -806,7 +806,7 @@ static void tfs_release(fuse_req_t req, fuse_ino_t ino,
 
 /*
  * Scratch semantics: there is nothing to keep after unmount, so fsync
- * forces nothing to a device (README says so).  The kernel writes the
+ * forces nothing to a device (fs/README.md "Scratch semantics" says so).  The kernel writes the
  * dirty pages back to us and waits for them before it sends FSYNC, so
  * this returns the error of a writeback that failed, once per open file
  * as tfs_flush() does.  Without the writeback cache ENOSYS makes the

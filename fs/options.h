@@ -32,7 +32,7 @@ struct tier_conf {
 	uint64_t size;
 };
 
-/* Migration defaults; see README "Migration". */
+/* Migration defaults; see fs/README.md "Placement, migration and integrity". */
 #define DEFAULT_HIGH_WATERMARK 90  /* percent of a tier's slots */
 #define DEFAULT_LOW_WATERMARK 80
 #define DEFAULT_MIGRATE_BW (UINT64_C(512) << 20) /* bytes per second */
@@ -43,7 +43,7 @@ struct tier_conf {
 #define DEFAULT_DIRTY_MAX (UINT64_C(256) << 20)
 
 /*
- * Memory (README "Running tierfs for many users").  The memory tierfs
+ * Memory (fs/README.md "Running for many users: the limits in detail").  The memory tierfs
  * may have is the smaller of physical memory and the memory limit of
  * its cgroup (v2 memory.max, v1 memory.limit_in_bytes, of its cgroup
  * and every ancestor).  RAM tiers, and PMem tiers on tmpfs or ramfs,
@@ -74,7 +74,7 @@ struct tierfs_options {
 	uint32_t promote_passes;
 	bool no_migrate;
 	/*
-	 * The write path (README "Kernel features"): no_writeback_cache
+	 * The write path (fs/README.md "Kernel features"): no_writeback_cache
 	 * sends every write(2) to the daemon; no_kernel_features keeps the
 	 * INIT reply to what libfuse 3.14 asks for (as on an old kernel);
 	 * dirty_max caps the dirty page cache the kernel may hold for the
@@ -98,7 +98,7 @@ struct tierfs_options {
 	bool transport_set;
 	/*
 	 * Whether the kernel's page cache keeps a copy of file data
-	 * (README "One copy or two"): keep (warm re-reads never reach the daemon;
+	 * (fs/README.md "One copy or two: the page cache and the RAM tier"): keep (warm re-reads never reach the daemon;
 	 * data in the RAM tier is then held twice while memory allows), or
 	 * drop (every open is direct I/O: the tiers hold the only copy,
 	 * and every read and write is a request).
@@ -109,7 +109,7 @@ struct tierfs_options {
 	} page_cache;
 	bool page_cache_set;
 	/*
-	 * Metadata limits (README "Running tierfs for many users"): inodes
+	 * Metadata limits (fs/README.md "Running for many users: the limits in detail"): inodes
 	 * in the mount and bytes charged for user.* attributes, 0 = no
 	 * limit once set; options_finish() fills the defaults.
 	 */
