@@ -239,7 +239,7 @@ int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 	if (fs->ntiers < 2)
 		return -ENOSPC;
 	__atomic_or_fetch(&fs->draining, 1u << t, __ATOMIC_RELAXED);
-	if (fs->mig) {
+	if (tierfs_mig(fs)) {
 		/*
 		 * The migrator empties the tier in the background: this
 		 * request must not hold the kernel's lock on the mount root

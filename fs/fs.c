@@ -345,7 +345,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "idle_passes=%llu visited_inodes=%llu visited_extents=%llu "
 			    "tracked_inodes=%llu tracked_extents=%llu queued=%llu "
 			    "throttled_bytes=%llu throttled_ms=%llu\n",
-			    fs->mig != NULL, LD(ms.passes), LD(ms.moved),
+			    tierfs_mig(fs) != NULL, LD(ms.passes), LD(ms.moved),
 			    LD(ms.retries), LD(ms.failures), fs->opt.high_wm,
 			    fs->opt.low_wm, LD(fs->opt.migrate_bw),
 			    LD(ms.drain_stuck), LD(ms.idle_passes),

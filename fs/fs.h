@@ -67,7 +67,16 @@ struct tierfs {
 	struct tfs_inode *root;
 	struct timespec start;	   /* CLOCK_MONOTONIC at mount; for ticks */
 	uint32_t half_life_ticks;  /* heat half-life */
-	struct migrator *mig;	   /* NULL when migration is off */
+	/*
+	 * NULL when migration is off.  Read by every worker (a policy change
+	 * kicks it, the stats, the throttle): only through tierfs_mig(), an
+	 * acquire load.  migrator_start() publishes it with a release store
+	 * before the first request it could serve; migrator_stop() stores
+	 * NULL after the join, at DESTROY or at the end of the mount, when
+	 * no request is in flight any more (the kernel sends DESTROY last):
+	 * that ordering, not a lock, keeps a reader from a freed migrator.
+	 */
+	struct migrator *mig;
 
 	/*
 	 * Bumped (relaxed atomic) by every change that can alter some
@@ -132,6 +141,12 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs);
  * backing data).  Accepts NULL; returns NULL. */
 struct tierfs *tierfs_free(struct tierfs *fs);
 /* Heat ticks (tenths of a second) since the mount; see heat.h. */
+/* The running migrator or NULL (see struct tierfs, mig). */
+static inline struct migrator *tierfs_mig(const struct tierfs *fs)
+{
+	return __atomic_load_n(&fs->mig, __ATOMIC_ACQUIRE);
+}
+
 static inline uint32_t tierfs_tick(const struct tierfs *fs)
 {
 	struct timespec now;

@@ -128,8 +128,8 @@ void migrate_throttle(struct tierfs *fs, uint64_t bytes)
 
 	if (bw == 0)
 		return;
-	if (fs->mig) {
-		t = &fs->mig->thr;
+	if (tierfs_mig(fs)) {
+		t = &tierfs_mig(fs)->thr;
 	} else {
 		pthread_mutex_lock(&spare.lock);
 		if (spare.fs != fs) {
@@ -594,13 +594,13 @@ int migrator_start(struct tierfs *fs)
 		free(m);
 		return r;
 	}
-	fs->mig = m;
+	__atomic_store_n(&fs->mig, m, __ATOMIC_RELEASE);
 	return 0;
 }
 
 void migrator_stop(struct tierfs *fs)
 {
-	struct migrator *m = fs->mig;
+	struct migrator *m = tierfs_mig(fs);
 
 	if (!m)
 		return;
@@ -613,13 +613,18 @@ void migrator_stop(struct tierfs *fs)
 	throttle_destroy(&m->thr);
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);
+	/*
+	 * Unpublished only now: the migrator thread's own moves look it up
+	 * for their throttle (throttle_stop() above ends their waits) until
+	 * the join.  No request is in flight at DESTROY (struct tierfs).
+	 */
+	__atomic_store_n(&fs->mig, NULL, __ATOMIC_RELEASE);
 	free(m);
-	fs->mig = NULL;
 }
 
 static void kick(struct tierfs *fs, bool urgent)
 {
-	struct migrator *m = fs->mig;
+	struct migrator *m = tierfs_mig(fs);
 
 	if (!m)
 		return;
@@ -644,7 +649,7 @@ int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats)
 {
 	struct migrator m = { .fs = fs };
 
-	if (fs->mig)
+	if (tierfs_mig(fs))
 		return -EBUSY;
 	pthread_mutex_init(&m.lock, NULL);
 	pass(&m);
@@ -660,7 +665,7 @@ int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats)
 
 void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret)
 {
-	struct migrator *m = fs->mig;
+	struct migrator *m = tierfs_mig(fs);
 
 	memset(ret, 0, sizeof(*ret));
 	if (m) {

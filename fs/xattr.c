@@ -287,7 +287,7 @@ int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
 		quota_xattr_sync(fs, inode, name); /* quota.h */
 	if (r == 0 && pk != _POLICY_KEY_INVALID) {
 		policy_changed(fs);
-		if (fs->mig)
+		if (tierfs_mig(fs))
 			migrator_kick(fs);
 	}
 	return r;
@@ -375,7 +375,7 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 		quota_xattr_sync(fs, inode, name); /* quota.h: lifts it */
 	if (r == 0 && pk != _POLICY_KEY_INVALID) {
 		policy_changed(fs);
-		if (fs->mig)
+		if (tierfs_mig(fs))
 			migrator_kick(fs);
 	}
 	return r;
