@@ -153,6 +153,7 @@ static void units_setup(struct tier *t, uint64_t size)
 				    (unsigned)__builtin_ctz(TIER_UNITS_MAX));
 	t->units_per_slot = t->extent_size >> t->unit_shift;
 	t->held_words = DIV_ROUND_UP(t->units_per_slot, 64u);
+	t->held_stride = t->held_words + (t->ops->reserve_ahead ? 1u : 0u);
 	t->cap_units = size >> t->unit_shift;
 	if (t->ops->sparse) {
 		v = MIN(t->cap_units, TIER_VIRT_MAX >> t->extent_shift);
@@ -326,7 +327,7 @@ static uint64_t *held_words_of(const struct tier *t, uint32_t slot)
 
 	if (!c)
 		return NULL;
-	return c + (size_t)(slot & (TIER_CHUNK_SLOTS - 1)) * t->held_words;
+	return c + (size_t)(slot & (TIER_CHUNK_SLOTS - 1)) * t->held_stride;
 }
 
 /* The same, making the chunk.  Called with alloc_lock held.  NULL: no
@@ -336,7 +337,7 @@ static uint64_t *held_words_make(struct tier *t, uint32_t slot)
 	size_t c = slot >> TIER_CHUNK_SHIFT;
 
 	if (!t->held[c]) {
-		uint64_t *w = calloc((size_t)TIER_CHUNK_SLOTS * t->held_words,
+		uint64_t *w = calloc((size_t)TIER_CHUNK_SLOTS * t->held_stride,
 				     sizeof(*w));
 
 		if (!w)
@@ -515,11 +516,48 @@ static void medium_filled(struct tier *t)
 
 static int backend_err(struct tier *t, int err);
 
+/*
+ * Reserving ahead, for a back end whose reserve is a system call
+ * (ops->reserve_ahead: the file tier's fallocate()).  An extent filled
+ * front to back in small writes (direct I/O, --page-cache drop) would
+ * make one reserve per write, 256 for a 1 MiB extent of 4 KiB units.
+ * Instead each slot keeps a reserved prefix, units [0, P) whose space
+ * the medium has promised (the word after its bitmap).  The first
+ * charge at unit 0 reserves just its units and makes them the prefix.
+ * A charge that then reaches past P from inside it or from its end
+ * reserves [P, A) with A = max(the charge's end, twice the units the
+ * slot then holds), at most the slot: 8 reserves fill a 1 MiB extent of
+ * 4 KiB writes, a 4 KiB file reserves 4 KiB, and the space reserved but
+ * not held is never more than what the slot holds (so a file tier's
+ * blocks exceed its data by at most its partly written extents' data).
+ * A charge beyond P (a hole first) reserves just its own units and
+ * leaves P.  Giving units back lowers P
+ * to where they start (units_release(), units_drop()).  A reserve ahead
+ * that fails is retried for the charge's own units, so reserving ahead
+ * never turns into an error.  All of it under alloc_lock by the slot's
+ * owner, like the bitmap.
+ */
+static uint32_t *resv_word(const struct tier *t, uint64_t *w)
+{
+	return t->ops->reserve_ahead ? (uint32_t *)&w[t->held_words] : NULL;
+}
+
+/* Lower @slot's reserved prefix to @u (units from @u on given back).
+ * Called with alloc_lock held. */
+static void resv_lower(struct tier *t, uint64_t *w, uint32_t u)
+{
+	uint32_t *p = w ? resv_word(t, w) : NULL;
+
+	if (p && *p > u)
+		*p = u;
+}
+
 int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 		uint64_t *ret_added)
 {
 	uint64_t old[DIV_ROUND_UP(TIER_UNITS_MAX, 64)];
 	uint32_t u0, u1, n, first = UINT32_MAX, last = 0;
+	uint32_t rfirst = 0, rend = 0, *resv = NULL;
 	uint64_t *w;
 	int r = 0;
 
@@ -552,14 +590,35 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 	memcpy(old, w, t->held_words * sizeof(*w));
 	(void)bits_put(w, u0, u1, true, &first, &last);
 	__atomic_add_fetch(&t->used_units, n, __ATOMIC_RELAXED);
+	if (n) {
+		/* the span of the new units: reserving a held unit again in
+		 * between is harmless */
+		rfirst = first;
+		rend = last + 1;
+		resv = resv_word(t, w);
+		if (resv && rend <= *resv) {
+			rend = 0; /* inside the reserved prefix already */
+		} else if (resv && *resv && rfirst <= *resv) {
+			rfirst = *resv; /* growing: ahead */
+			rend = MAX(rend, 2 * count_held(t, w));
+			rend = MIN(rend, t->units_per_slot);
+		} else if (!resv || rfirst > 0) {
+			resv = NULL; /* a hole first: just these units */
+		} /* else the slot's first units: just these, as its prefix */
+	}
 	pthread_mutex_unlock(&t->alloc_lock);
 
-	if (n && t->ops->reserve) {
-		/* the span of the new units: reserving a held unit again
-		 * in between is harmless */
-		r = t->ops->reserve(t, slot, (uint64_t)first << t->unit_shift,
-				    (uint64_t)(last + 1 - first)
-					    << t->unit_shift);
+	if (rend && t->ops->reserve) {
+		r = t->ops->reserve(t, slot, (uint64_t)rfirst << t->unit_shift,
+				    (uint64_t)(rend - rfirst) << t->unit_shift);
+		if (r < 0 && resv && rend > last + 1) {
+			/* only the ahead part may be what did not fit */
+			rend = last + 1;
+			r = t->ops->reserve(t, slot,
+					    (uint64_t)rfirst << t->unit_shift,
+					    (uint64_t)(rend - rfirst)
+						    << t->unit_shift);
+		}
 		if (r < 0) {
 			/* the medium failed below the configured size */
 			__atomic_add_fetch(&t->stats.io_errors, 1,
@@ -574,6 +633,11 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 			if (r == -ENOSPC)
 				medium_filled(t);
 			return r;
+		}
+		if (resv) {
+			pthread_mutex_lock(&t->alloc_lock);
+			*resv = MAX(*resv, rend);
+			pthread_mutex_unlock(&t->alloc_lock);
 		}
 		__atomic_store_n(&t->medium_full, false, __ATOMIC_RELAXED);
 	}
@@ -671,6 +735,7 @@ static void units_drop(struct tier *t, uint32_t slot)
 
 	for (unsigned i = 0; w && i < t->held_words; i++)
 		__atomic_store_n(&w[i], 0, __ATOMIC_RELAXED);
+	resv_lower(t, w, 0);
 	if (!NEVER(t->used_units < n))
 		__atomic_sub_fetch(&t->used_units, n, __ATOMIC_RELAXED);
 }
@@ -1304,6 +1369,7 @@ static uint64_t units_release(struct tier *t, uint32_t slot, uint32_t u0,
 	pthread_mutex_lock(&t->alloc_lock);
 	w = held_words_of(t, slot);
 	(void)bits_put(w, u0, u1, false, NULL, NULL);
+	resv_lower(t, w, u0);
 	__atomic_sub_fetch(&t->used_units, u1 - u0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->alloc_lock);
 	return (uint64_t)(u1 - u0) << t->unit_shift;

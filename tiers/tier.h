@@ -107,6 +107,10 @@ struct tier;
  *            of space on the medium; returns 0 or -errno (-ENOSPC: the
  *            medium is full below the tier's size, and tier_charge()
  *            fails with it).
+ * @reserve_ahead: @reserve costs a system call and reserving more than
+ *            asked for costs only space on the medium, not memory: an
+ *            extent filled front to back reserves its space in a few
+ *            growing steps (tier_charge()), not once per write.
  * @direct:   optional: the address of byte @off of @slot when the tier
  *            lives in this process's memory and needs no checksum, so a
  *            reader may hand it to the kernel without a copy; NULL
@@ -116,6 +120,7 @@ struct tier_ops {
 	unsigned version;
 	const char *kind_name;
 	bool sparse;
+	bool reserve_ahead;
 	int (*open)(struct tier *t);
 	void (*close)(struct tier *t);
 	ssize_t (*read)(struct tier *t, uint32_t slot, uint64_t off,
@@ -189,6 +194,10 @@ struct tier {
 	unsigned unit_shift;	  /* log2 of the allocation unit */
 	uint32_t units_per_slot;  /* extent_size >> unit_shift */
 	unsigned held_words;	  /* 64-bit bitmap words per slot */
+	unsigned held_stride;	  /* words per slot in a chunk of @held:
+				   * held_words, and one more (the reserved
+				   * prefix, tier_charge()) with
+				   * ops->reserve_ahead */
 	uint64_t cap_units;	  /* size >> unit_shift */
 	unsigned index;		  /* position in the stack, 0 = fastest */
 	const struct tier_ops *ops;
@@ -206,8 +215,8 @@ struct tier {
 	uint32_t nused;		    /* alloc_lock; slots taken; read racily */
 	uint64_t used_units;	    /* alloc_lock; units held; read racily */
 	/*
-	 * Which units each slot holds: held_words words per slot, in
-	 * chunks of TIER_CHUNK_SLOTS slots allocated when a slot of the
+	 * Which units each slot holds: held_words words per slot (at a
+	 * stride of held_stride), in chunks of TIER_CHUNK_SLOTS slots allocated when a slot of the
 	 * chunk first holds a unit (a tier costs no bitmap memory until
 	 * data arrives).  The chunk table has one pointer per chunk.  A
 	 * slot's words change only under alloc_lock by the slot's owner;

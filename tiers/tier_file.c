@@ -28,9 +28,10 @@
  * (a 2 GiB tier: a 512 GiB slab), capped at TIER_VIRT_MAX (4 TiB) or
  * what the filesystem takes (EFBIG, below).  Where the slab is visible
  * (a named slab; sshfs's .fuse_hiddenN, NFS's .nfsXXXX) ls shows that
- * size; the blocks it holds (du, df) never exceed the tier's size plus
- * partly written units, since a unit is reserved only when an extent
- * takes it and punched out when the extent is freed.
+ * size; the blocks it holds (du, df) exceed the data only by partly
+ * written units and by what an extent growing front to back reserved
+ * ahead (never more than that extent holds), since units are reserved
+ * as an extent takes them and punched out when it is freed.
  *
  * Zeroing: a fresh slab reads as zeros; a freed slot's blocks are handed
  * back with FALLOC_FL_PUNCH_HOLE, after which it reads as zeros again.
@@ -39,8 +40,9 @@
  *
  * Space: open checks that the configured size fits in the free space of
  * the filesystem at that moment, but reserves nothing (the file is
- * sparse): a slot's blocks are reserved when it is allocated
- * (file_reserve()).  So the tier shares the filesystem's free space
+ * sparse): a unit's blocks are reserved when an extent takes it
+ * (file_reserve()), an extent that grows front to back a few steps
+ * ahead (tier_charge(), ops->reserve_ahead).  So the tier shares the filesystem's free space
  * (t->dev_shared): tier.c caps its free slots by statvfs().
  *
  * Errors: a -errno from the kernel (cqe->res) is returned as is.  A read
@@ -259,6 +261,7 @@ const struct tier_ops tier_file_ops = {
 	.version = TIER_OPS_VERSION,
 	.kind_name = "file",
 	.sparse = true,
+	.reserve_ahead = true,
 	.open = file_open,
 	.close = file_close,
 	.read = file_read,

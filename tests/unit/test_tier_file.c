@@ -1361,6 +1361,97 @@ END_TEST
  * not at all, and only a write of the whole block makes it good again;
  * the other blocks of the slot are unaffected throughout.
  */
+/*
+ * Reserving ahead (tier_charge(), ops->reserve_ahead): an extent written
+ * front to back in 4 KiB units reserves its space in growing steps --
+ * after units 0 and 1 the slab holds 4 units, after unit 4 ten -- yet
+ * never more than twice what the slot holds, and a lone unit (a small
+ * file, a hole written first) reserves only itself.  Giving units back lowers the reserved prefix, so a write into
+ * them reserves again.  The data reads back exact throughout.
+ */
+static off_t t_slab_bytes(const char *slab)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(slab, &st), 0);
+	return (off_t)st.st_blocks * 512;
+}
+
+static void t_put_unit(uint32_t slot, uint32_t u, unsigned char *buf)
+{
+	const size_t unit = 4096;
+
+	t_fill(buf, unit, (uint64_t)u * unit, 7);
+	ck_assert_int_eq(tier_charge(t, slot, (uint64_t)u * unit, unit, NULL),
+			 0);
+	ck_assert_int_eq(tier_write(t, slot, (uint64_t)u * unit, buf, unit),
+			 (ssize_t)unit);
+}
+
+START_TEST(test_tier_file_reserve_ahead)
+{
+	const off_t unit = 4096;
+	unsigned char *buf = t_xmalloc(EXT), *want = t_xmalloc(EXT);
+	uint32_t s, s2, units = EXT / (uint32_t)unit;
+	char slab[4096];
+	uint64_t freed;
+
+	ck_assert_uint_eq(tier_unit(t), (uint64_t)unit);
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(tier_slot_get(t, &s), 0);
+	t_put_unit(s, 0, buf); /* a 4 KiB file: 4 KiB */
+	ck_assert_int_eq(t_slab_bytes(slab), unit);
+	t_put_unit(s, 1, buf); /* growing: ahead to twice what it holds */
+	ck_assert_int_eq(t_slab_bytes(slab), 4 * unit);
+	t_put_unit(s, 2, buf); /* inside the prefix: no reserve */
+	t_put_unit(s, 3, buf);
+	ck_assert_int_eq(t_slab_bytes(slab), 4 * unit);
+	t_put_unit(s, 4, buf);
+	ck_assert_int_eq(t_slab_bytes(slab), 10 * unit);
+	for (uint32_t u = 5; u < units; u++) {
+		t_put_unit(s, u, buf);
+		ck_assert_int_le(t_slab_bytes(slab), 2 * (off_t)(u + 1) * unit);
+	}
+	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT);
+	t_fill(want, EXT, 0, 7);
+	ck_assert_int_eq(tier_read(t, s, 0, buf, EXT), EXT);
+	ck_assert_mem_eq(buf, want, EXT);
+
+	/* a lone unit in the middle of another slot: just itself */
+	ck_assert_int_eq(tier_slot_get(t, &s2), 0);
+	t_put_unit(s2, 40, buf);
+	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT + unit);
+	/* then its front: just that, and then ahead to twice what the
+	 * slot holds (units 1..5) */
+	t_put_unit(s2, 0, buf);
+	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT + 2 * unit);
+	t_put_unit(s2, 1, buf);
+	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT + 7 * unit);
+
+	/* units 8.. of the full slot given back: the prefix falls to 8,
+	 * and unit 8 written again reserves 8..17 */
+	ck_assert_int_eq(tier_punch(t, s, 8 * (uint64_t)unit,
+				    EXT - 8 * (uint64_t)unit, &freed),
+			 0);
+	ck_assert_uint_eq(freed, EXT - 8 * (uint64_t)unit);
+	ck_assert_int_eq(t_slab_bytes(slab), 8 * unit + 7 * unit);
+	t_put_unit(s, 8, buf);
+	ck_assert_int_eq(t_slab_bytes(slab), 18 * unit + 7 * unit);
+	ck_assert_int_eq(tier_read(t, s, 0, buf, EXT), EXT);
+	ck_assert_mem_eq(buf, want, 9 * (size_t)unit);
+	for (size_t i = 9 * (size_t)unit; i < EXT; i++)
+		ck_assert_uint_eq(buf[i], 0);
+
+	/* a freed slot gives everything back, the ahead part too */
+	tier_slot_free(t, s);
+	tier_slot_free(t, s2);
+	ck_assert_int_eq(t_slab_bytes(slab), 0);
+	ck_assert_uint_eq(t->stats.io_errors, 0);
+	free(buf);
+	free(want);
+}
+END_TEST
+
 START_TEST(test_tier_file_partial_write_never_blesses_damage)
 {
 	size_t bs = (size_t)1 << t->csum_shift;
@@ -1743,6 +1834,7 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_filesystem_full_gives_enospc);
 	tcase_add_test(tc, test_tier_file_slab_unlinked_behind_back);
 	tcase_add_test(tc, test_tier_file_slab_truncated_behind_back);
+	tcase_add_test(tc, test_tier_file_reserve_ahead);
 	tcase_add_test(tc, test_tier_file_partial_write_never_blesses_damage);
 	tcase_add_test(tc, test_tier_file_free_capped_by_statvfs);
 	tcase_add_test(tc, test_tier_file_shared_filesystem);
