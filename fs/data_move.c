@@ -104,9 +104,11 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	int more;
 	ssize_t r;
 
-	buf = malloc(chunk);
-	if (!buf)
+	/* page aligned, so that a file tier can copy it direct (tier.h,
+	 * tier_bulk_begin()) */
+	if (posix_memalign((void **)&buf, 4096, chunk))
 		return -ENOMEM;
+	tier_bulk_begin();
 
 	/* 1. note the write generation, copy the first chunk out under the
 	 * shared lock: readers go on, writers wait for one chunk at most.
@@ -194,6 +196,7 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	if (r < 0)
 		goto out_free_dst;
 	tier_slot_free(st, src_slot);
+	tier_bulk_end();
 	free(buf);
 	return 0;
 
@@ -201,6 +204,7 @@ out_free_dst:
 	if (have_dst)
 		tier_slot_free(dt, dslot);
 out_free:
+	tier_bulk_end();
 	free(buf);
 	return (int)r;
 }

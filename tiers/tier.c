@@ -1041,6 +1041,24 @@ static int fault_check(struct tier *t)
 	return 0;
 }
 
+/* tier_bulk_begin() (tier.h): per thread, read by the back ends */
+static __thread bool bulk_io;
+
+void tier_bulk_begin(void)
+{
+	bulk_io = true;
+}
+
+void tier_bulk_end(void)
+{
+	bulk_io = false;
+}
+
+bool tier_bulk(void)
+{
+	return bulk_io;
+}
+
 static ssize_t raw_read(struct tier *t, uint32_t slot, uint64_t off,
 			void *buf, size_t len)
 {

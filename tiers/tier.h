@@ -335,6 +335,22 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 struct tier *tier_free(struct tier *t);
 
 /**
+ * tier_bulk_begin(), tier_bulk_end() - the calling thread's reads and
+ * writes in between are a bulk copy between tiers (the migrator's):
+ * data leaving one tier for another, which nobody reads again from the
+ * copy being read, or soon from the one being written.  A back end that
+ * can keep such I/O out of the medium's page cache does (the file tier:
+ * O_DIRECT for requests aligned to 4 KiB), so a promotion leaves no
+ * third copy of what it moves into RAM, and a demotion frees memory
+ * instead of filling the page cache with what it demotes.  A hint only:
+ * data and errors are the same either way.  Does not nest.
+ * tier_bulk() says whether the calling thread is inside.
+ */
+void tier_bulk_begin(void);
+void tier_bulk_end(void);
+bool tier_bulk(void);
+
+/**
  * tier_slot_get() - take a free slot that holds no unit yet
  * The caller then charges what it writes (tier_charge()).
  * Return: 0 and *ret_slot; -ENOSPC when no slot is free, no unit is

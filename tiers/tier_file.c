@@ -52,7 +52,7 @@
  * the open fd keeps the data.
  *
  * Threads: every field of struct file_priv is immutable after open except
- * the no_punch flag; reads and writes are positional on one shared fd,
+ * the no_punch and no_dio flags; reads and writes are positional on one shared fd,
  * and each calling thread uses its own ring (see uring.h).
  */
 #include <errno.h>
@@ -80,16 +80,35 @@ struct file_priv {
 	 * fallocate() call, which is harmless.
 	 */
 	bool no_punch;
+	/*
+	 * @dio_fd: the slab opened again with O_DIRECT, for bulk copies
+	 * (tier_bulk(), tier.h) aligned to DIO_ALIGN; -1 where the
+	 * filesystem refuses O_DIRECT.  Immutable after open.  @no_dio: set
+	 * once a direct request failed with EINVAL (an alignment the
+	 * filesystem wants larger than DIO_ALIGN): later requests use @fd.
+	 * Relaxed atomic, like no_punch.
+	 */
+	int dio_fd;
+	bool no_dio;
 };
 
 /*
- * NEEDSWORK: O_DIRECT would keep tier data out of the page cache (it is
- * cached once more by the kernel's FUSE page cache above us).  It needs
- * buffers, offsets and lengths aligned to STATX_DIOALIGN, which 1 MiB
- * extents at extent-aligned offsets are but partial writes from fs/ are
- * not: a second fd with O_DIRECT, used only for aligned requests, would
- * do.  Everything below passes the fd through unchanged.
+ * The page cache of the slab (issue 18): requests from programs go
+ * through it -- it gathers 4 KiB writes, and it is the first memory the
+ * kernel reclaims -- but the migrator's copies do not (tier_bulk()).  A
+ * promotion read through it would leave a third copy of data now in RAM
+ * (the tier's and the mount's page cache); a demotion written through
+ * it would move the memory it frees into dirty page cache.  Direct I/O
+ * needs buffer, offset and length aligned to the device's logical block
+ * (STATX_DIOALIGN, which glibc 2.36's struct statx lacks): 4 KiB covers
+ * every disk tierfs is put on; a filesystem that wants more says EINVAL
+ * once and gets buffered requests from then on.
  */
+#define DIO_ALIGN 4096u
+/* Smaller bulk requests stay buffered: a direct write waits for the
+ * device, and a drain of many 4 KiB files would wait once per file. */
+#define DIO_MIN (64u << 10)
+
 
 static inline uint64_t slot_offset(const struct tier *t, uint32_t slot)
 {
@@ -102,12 +121,46 @@ static void file_priv_free(struct file_priv *p)
 {
 	if (!p)
 		return;
+	if (p->dio_fd >= 0)
+		(void)close(p->dio_fd);
 	if (p->fd >= 0)
 		(void)close(p->fd);
 	/* may be gone already if someone removed it: fine */
 	tier_private_dir_remove(p->dir, p->lock_fd);
 	free(p->dir);
 	free(p);
+}
+
+/* The slab @fd opened again for direct I/O, or -1 (no O_DIRECT here).
+ * Through /proc: the slab may have no name. */
+static int dio_open(int fd)
+{
+	char path[64];
+
+	(void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+}
+
+/* The fd for a request: @p->dio_fd for a bulk copy of at least DIO_MIN
+ * that fits its alignment, else the buffered one. */
+static int pick_fd(struct file_priv *p, const void *buf, size_t len,
+		   uint64_t pos)
+{
+	if (p->dio_fd < 0 || len < DIO_MIN || !tier_bulk() ||
+	    __atomic_load_n(&p->no_dio, __ATOMIC_RELAXED) ||
+	    (((uintptr_t)buf | len | pos) & (DIO_ALIGN - 1)))
+		return p->fd;
+	return p->dio_fd;
+}
+
+/* A direct request refused for its alignment: never again, and this one
+ * buffered.  Return: whether to retry on the buffered fd. */
+static bool dio_refused(struct file_priv *p, int fd, ssize_t r)
+{
+	if (fd != p->dio_fd || r != -EINVAL)
+		return false;
+	__atomic_store_n(&p->no_dio, true, __ATOMIC_RELAXED);
+	return true;
 }
 
 static int file_open(struct tier *t)
@@ -123,6 +176,7 @@ static int file_open(struct tier *t)
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
+	p->dio_fd = -1;
 	p->lock_fd = -1;
 	/* create first: an unwritable directory is the clearer complaint */
 	r = tier_private_dir_create(t->path, t->name, &p->dir, &p->lock_fd);
@@ -150,6 +204,7 @@ static int file_open(struct tier *t)
 		r = -errno; /* EFBIG: beyond this filesystem's file size */
 		goto err_free;
 	}
+	p->dio_fd = dio_open(p->fd);
 	t->priv = p;
 	t->dev_shared = true;
 	return 0;
@@ -169,16 +224,26 @@ static ssize_t file_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 			 size_t len)
 {
 	struct file_priv *p = t->priv;
+	uint64_t pos = slot_offset(t, slot) + off;
+	int fd = pick_fd(p, buf, len, pos);
+	ssize_t r = uring_pread(fd, buf, len, pos);
 
-	return uring_pread(p->fd, buf, len, slot_offset(t, slot) + off);
+	if (dio_refused(p, fd, r))
+		r = uring_pread(p->fd, buf, len, pos);
+	return r;
 }
 
 static ssize_t file_write(struct tier *t, uint32_t slot, uint64_t off,
 			  const void *buf, size_t len)
 {
 	struct file_priv *p = t->priv;
+	uint64_t pos = slot_offset(t, slot) + off;
+	int fd = pick_fd(p, buf, len, pos);
+	ssize_t r = uring_pwrite(fd, buf, len, pos);
 
-	return uring_pwrite(p->fd, buf, len, slot_offset(t, slot) + off);
+	if (dio_refused(p, fd, r))
+		r = uring_pwrite(p->fd, buf, len, pos);
+	return r;
 }
 
 static int file_discard(struct tier *t, uint32_t slot, uint64_t off,

@@ -249,6 +249,7 @@ server_slab() {
 		"$real"/tierfs-*/lock) ;;
 		"$real"/tierfs-*)
 			[ -f "$fd" ] || continue
+			! t_fd_direct "$fd" || continue
 			[ -z "$ino" ] || t_fail "two slabs on NFS open in the daemon"
 			ino=$(stat -L -c %i "$fd") || t_fail "stat $fd" ;;
 		esac

@@ -311,6 +311,17 @@ t_as() {
 	fi
 }
 
+# t_fd_direct /proc/PID/fd/N -- true when that fd was opened O_DIRECT:
+# a file tier holds its slab open twice, the second time O_DIRECT for
+# the migrator's copies (tiers/tier_file.c); tests that look for "the"
+# slab fd skip that one.  The flags in fdinfo are octal; O_DIRECT is
+# 040000 on x86 and most others.
+t_fd_direct() {
+	local flags
+	flags=$(awk '/^flags:/ {print $2}' "${1%/fd/*}/fdinfo/${1##*/}" 2>/dev/null) || return 1
+	[ -n "$flags" ] && (( (8#$flags & 8#040000) != 0 ))
+}
+
 t_tmpfs() {
 	mkdir -p "$1"
 	mount -t tmpfs -o "size=${2:-256M},mode=0755" tmpfs "$1" ||

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,7 +173,8 @@ static void t_only_entry(const char *dir, char *out, size_t size)
 /*
  * Path of the tier's slab.  It has no name (tier_backing_open(): an
  * unlinked file), so this is /proc/self/fd/N of the one fd whose link
- * names a file in a private directory of t_dir and ends in "(deleted)".
+ * names a file in a private directory of t_dir and ends in "(deleted)",
+ * and which is not the O_DIRECT fd of the same file (tier_file.c).
  */
 static void t_slab_path(char *out, size_t size)
 {
@@ -200,6 +202,9 @@ static void t_slab_path(char *out, size_t size)
 		link[len] = '\0';
 		if (strncmp(link, prefix, strlen(prefix)) ||
 		    strcmp(link + len - (sizeof(del) - 1), del))
+			continue;
+		/* the slab's second, O_DIRECT fd for bulk copies */
+		if (fcntl((int)strtol(de->d_name, NULL, 10), F_GETFL) & O_DIRECT)
 			continue;
 		ck_assert_int_lt(snprintf(out, size, "%s", fdp), (int)size);
 		n++;
@@ -1377,6 +1382,17 @@ static off_t t_slab_bytes(const char *slab)
 	return (off_t)st.st_blocks * 512;
 }
 
+/* The slab holds @want bytes of data: st_blocks says so, or one block
+ * more where the filesystem counts a block of its own (ext4's extent
+ * tree, once the slab has more extents than its inode holds). */
+#define t_assert_slab(slab, want)                                          \
+	do {                                                               \
+		off_t got_ = t_slab_bytes(slab), want_ = (want);           \
+		ck_assert_msg(got_ == want_ || got_ == want_ + 4096,       \
+			      "slab holds %lld bytes, want %lld",          \
+			      (long long)got_, (long long)want_);          \
+	} while (0)
+
 static void t_put_unit(uint32_t slot, uint32_t u, unsigned char *buf)
 {
 	const size_t unit = 4096;
@@ -1400,19 +1416,20 @@ START_TEST(test_tier_file_reserve_ahead)
 	t_slab_path(slab, sizeof(slab));
 	ck_assert_int_eq(tier_slot_get(t, &s), 0);
 	t_put_unit(s, 0, buf); /* a 4 KiB file: 4 KiB */
-	ck_assert_int_eq(t_slab_bytes(slab), unit);
+	t_assert_slab(slab, unit);
 	t_put_unit(s, 1, buf); /* growing: ahead to twice what it holds */
-	ck_assert_int_eq(t_slab_bytes(slab), 4 * unit);
+	t_assert_slab(slab, 4 * unit);
 	t_put_unit(s, 2, buf); /* inside the prefix: no reserve */
 	t_put_unit(s, 3, buf);
-	ck_assert_int_eq(t_slab_bytes(slab), 4 * unit);
+	t_assert_slab(slab, 4 * unit);
 	t_put_unit(s, 4, buf);
-	ck_assert_int_eq(t_slab_bytes(slab), 10 * unit);
+	t_assert_slab(slab, 10 * unit);
 	for (uint32_t u = 5; u < units; u++) {
 		t_put_unit(s, u, buf);
-		ck_assert_int_le(t_slab_bytes(slab), 2 * (off_t)(u + 1) * unit);
+		ck_assert_int_le(t_slab_bytes(slab),
+				 2 * (off_t)(u + 1) * unit + 4096);
 	}
-	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT);
+	t_assert_slab(slab, (off_t)EXT);
 	t_fill(want, EXT, 0, 7);
 	ck_assert_int_eq(tier_read(t, s, 0, buf, EXT), EXT);
 	ck_assert_mem_eq(buf, want, EXT);
@@ -1420,13 +1437,13 @@ START_TEST(test_tier_file_reserve_ahead)
 	/* a lone unit in the middle of another slot: just itself */
 	ck_assert_int_eq(tier_slot_get(t, &s2), 0);
 	t_put_unit(s2, 40, buf);
-	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT + unit);
+	t_assert_slab(slab, (off_t)EXT + unit);
 	/* then its front: just that, and then ahead to twice what the
 	 * slot holds (units 1..5) */
 	t_put_unit(s2, 0, buf);
-	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT + 2 * unit);
+	t_assert_slab(slab, (off_t)EXT + 2 * unit);
 	t_put_unit(s2, 1, buf);
-	ck_assert_int_eq(t_slab_bytes(slab), (off_t)EXT + 7 * unit);
+	t_assert_slab(slab, (off_t)EXT + 7 * unit);
 
 	/* units 8.. of the full slot given back: the prefix falls to 8,
 	 * and unit 8 written again reserves 8..17 */
@@ -1434,9 +1451,9 @@ START_TEST(test_tier_file_reserve_ahead)
 				    EXT - 8 * (uint64_t)unit, &freed),
 			 0);
 	ck_assert_uint_eq(freed, EXT - 8 * (uint64_t)unit);
-	ck_assert_int_eq(t_slab_bytes(slab), 8 * unit + 7 * unit);
+	t_assert_slab(slab, 8 * unit + 7 * unit);
 	t_put_unit(s, 8, buf);
-	ck_assert_int_eq(t_slab_bytes(slab), 18 * unit + 7 * unit);
+	t_assert_slab(slab, 18 * unit + 7 * unit);
 	ck_assert_int_eq(tier_read(t, s, 0, buf, EXT), EXT);
 	ck_assert_mem_eq(buf, want, 9 * (size_t)unit);
 	for (size_t i = 9 * (size_t)unit; i < EXT; i++)
@@ -1445,10 +1462,119 @@ START_TEST(test_tier_file_reserve_ahead)
 	/* a freed slot gives everything back, the ahead part too */
 	tier_slot_free(t, s);
 	tier_slot_free(t, s2);
-	ck_assert_int_eq(t_slab_bytes(slab), 0);
+	t_assert_slab(slab, 0);
 	ck_assert_uint_eq(t->stats.io_errors, 0);
 	free(buf);
 	free(want);
+}
+END_TEST
+
+/*
+ * Bulk copies (tier_bulk_begin(), the migrator's) keep out of the slab's
+ * page cache: a slot written inside one leaves none of its pages cached,
+ * one written outside leaves them all, and the data is the same whichever
+ * way it was written or is read -- a direct read sees a buffered write
+ * not yet written back, a buffered read a direct write.  Residency is
+ * what mincore() says of a mapping of the slab; where the slab's
+ * filesystem is memory (tmpfs: its page cache is the data) or takes no
+ * O_DIRECT, only the data is checked.
+ */
+static unsigned t_cached_pages(const char *slab, uint64_t off, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char vec[1024];
+	unsigned n = 0;
+	void *m;
+	int fd = open(slab, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_le(len / (size_t)pg, sizeof(vec));
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	ck_assert_int_eq(mincore(m, len, vec), 0);
+	for (size_t i = 0; i < len / (size_t)pg; i++)
+		n += vec[i] & 1;
+	munmap(m, len);
+	close(fd);
+	return n;
+}
+
+static bool t_slab_has_direct_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	bool found = false;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) && !found) {
+		int fd = (int)strtol(de->d_name, NULL, 10);
+		char link[4096], fdp[300];
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%s", de->d_name);
+		len = readlink(fdp, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		found = strstr(link, "/tierfs-") && strstr(link, "(deleted)") &&
+			(fcntl(fd, F_GETFL) & O_DIRECT);
+	}
+	closedir(d);
+	return found;
+}
+
+START_TEST(test_tier_file_bulk_bypasses_page_cache)
+{
+	unsigned char *buf, *got;
+	uint32_t slots[NSLOTS];
+	const size_t pages = EXT / 4096;
+	char slab[4096];
+	struct statfs sf;
+	bool check_cache;
+
+	ck_assert_int_eq(posix_memalign((void **)&buf, 4096, EXT), 0);
+	ck_assert_int_eq(posix_memalign((void **)&got, 4096, EXT), 0);
+	t_slab_path(slab, sizeof(slab));
+	ck_assert_int_eq(statfs(t_dir, &sf), 0);
+	check_cache = sf.f_type != 0x01021994 /* TMPFS_MAGIC */ &&
+		      t_slab_has_direct_fd();
+	t_alloc_all(t, slots);
+
+	/* inside a bulk copy: no page of the slot cached */
+	t_fill(buf, EXT, 0, 21);
+	ck_assert(!tier_bulk());
+	tier_bulk_begin();
+	ck_assert(tier_bulk());
+	ck_assert_int_eq(tier_write(t, slots[0], 0, buf, EXT), EXT);
+	tier_bulk_end();
+	ck_assert(!tier_bulk());
+	if (check_cache)
+		ck_assert_uint_eq(t_cached_pages(slab, 0, EXT), 0);
+	ck_assert_int_eq(tier_read(t, slots[0], 0, got, EXT), EXT);
+	ck_assert_mem_eq(got, buf, EXT);
+
+	/* outside: all of them; a direct read of it sees the data */
+	t_fill(buf, EXT, 0, 22);
+	ck_assert_int_eq(tier_write(t, slots[1], 0, buf, EXT), EXT);
+	if (check_cache)
+		ck_assert_uint_eq(t_cached_pages(slab, (uint64_t)slots[1] * EXT,
+						 EXT),
+				  pages);
+	tier_bulk_begin();
+	memset(got, 0, EXT);
+	ck_assert_int_eq(tier_read(t, slots[1], 0, got, EXT), EXT);
+	/* an unaligned buffer in a bulk copy: buffered, same data */
+	ck_assert_int_eq(tier_read(t, slots[1], 4096, got + 1, 8192), 8192);
+	tier_bulk_end();
+	ck_assert_mem_eq(got + 1, buf + 4096, 8192);
+	ck_assert_int_eq(tier_read(t, slots[1], 0, got, EXT), EXT);
+	ck_assert_mem_eq(got, buf, EXT);
+	ck_assert_uint_eq(t->stats.io_errors, 0);
+	ck_assert_uint_eq(t->stats.csum_errors, 0);
+	free(buf);
+	free(got);
 }
 END_TEST
 
@@ -1835,6 +1961,7 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_slab_unlinked_behind_back);
 	tcase_add_test(tc, test_tier_file_slab_truncated_behind_back);
 	tcase_add_test(tc, test_tier_file_reserve_ahead);
+	tcase_add_test(tc, test_tier_file_bulk_bypasses_page_cache);
 	tcase_add_test(tc, test_tier_file_partial_write_never_blesses_damage);
 	tcase_add_test(tc, test_tier_file_free_capped_by_statvfs);
 	tcase_add_test(tc, test_tier_file_shared_filesystem);

@@ -156,6 +156,7 @@ slab_of() {
 		link=$(readlink "$fd") || continue
 		case $link in
 		"$real"/tierfs-*" (deleted)")
+			! t_fd_direct "$fd" || continue
 			[ -z "$found" ] || t_fail "more than one slab of a tier in $1 open in the daemon"
 			found=$fd ;;
 		esac
