@@ -561,6 +561,12 @@ void data_release(struct tierfs *fs, struct tfs_inode *inode)
 	struct release_ctx c = { .fs = fs };
 
 	track_release(fs, inode);
+	if (fs->unmounting) {
+		/* the tiers are gone, with everything they held */
+		extent_map_release(&inode->i_map, NULL, NULL);
+		data_wb_free(inode);
+		return;
+	}
 	extent_map_release(&inode->i_map, release_one, &c);
 	batch_flush(fs, inode, &c.b);
 	data_wb_free(inode);

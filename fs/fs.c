@@ -235,8 +235,15 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 		return NULL;
 	migrator_stop(fs); /* normally done already by the destroy op */
 	kernel_stop(fs);
-	/* unmount: free everything left, then the tiers (which removes
-	 * their backing data) */
+	/*
+	 * Unmount: the tiers first, which gives their memory and backing
+	 * data back at once (a munmap, a close), then what is left of the
+	 * inodes, without a discard per extent: with 150k files the daemon
+	 * took 11 s to exit, holding the RAM tier until then (issue 18).
+	 */
+	fs->unmounting = true;
+	for (unsigned i = 0; i < fs->ntiers; i++)
+		fs->tiers[i] = tier_free(fs->tiers[i]);
 	while (fs->inodes.i_next != &fs->inodes) {
 		struct tfs_inode *inode = fs->inodes.i_next;
 
@@ -244,8 +251,6 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 		inode->i_next->i_prev = inode->i_prev;
 		inode_free(fs, inode);
 	}
-	for (unsigned i = 0; i < fs->ntiers; i++)
-		fs->tiers[i] = tier_free(fs->tiers[i]);
 	pthread_rwlock_destroy(&fs->ns_lock);
 	pthread_mutex_destroy(&fs->itab_lock);
 	free(fs);

@@ -65,6 +65,12 @@ struct tierfs {
 	uint32_t extent_size;
 	unsigned extent_shift;
 	struct tfs_inode *root;
+	/*
+	 * Set by tierfs_free() when no request can come any more and the
+	 * tiers are gone: what is left of each inode is freed without
+	 * giving its extents back one by one (data_release()).
+	 */
+	bool unmounting;
 	struct timespec start;	   /* CLOCK_MONOTONIC at mount; for ticks */
 	uint32_t half_life_ticks;  /* heat half-life */
 	/*
