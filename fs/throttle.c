@@ -82,6 +82,8 @@ void throttle_wait(struct throttle *t, uint64_t bw, uint64_t bytes)
 	t->next_ns = end;
 	t->bytes += bytes;
 	t->slot_ns += len;
+	/* ahead of the clock by no more than the slack: no sleep at all */
+	end = end > THROTTLE_SLACK_NS ? end - THROTTLE_SLACK_NS : 0;
 	ts = ns_to_ts(end);
 	while (!t->stop && mono_ns() < end &&
 	       pthread_cond_timedwait(&t->cond, &t->lock, &ts) != ETIMEDOUT)
