@@ -47,7 +47,10 @@ Parts (--parts, comma-separated, in this order; default all):
           (--migrate-bw 0), then tierctl drain of the RAM tier (until
           the RAM tier is empty, and until synced), tierctl migrate back
           to RAM (cold) and down again, in MB/s (10^6); once more
-          drained at the default --migrate-bw; against dd O_DIRECT (and
+          drained at the default --migrate-bw, and the same bytes in
+          4 KiB files drained at it, and a burst of twice a 256M RAM
+          tier (seconds until it is under its high watermark); against
+          dd O_DIRECT (and
           buffered, with and without sync) between a tmpfs file and the
           same directory
   inodes  MANY_N empty files in 10 directories on tierfs (migrator on,
@@ -292,13 +295,18 @@ tier_used()
 }
 
 # slab_disk DIR: bytes on disk (st_blocks) of the daemon's open files
-# below DIR (the file tier's unlinked backing file)
+# below DIR (the file tier's unlinked backing file), each file once (a
+# file tier holds its slab open twice, once O_DIRECT)
 slab_disk()
 {
-	local f l s=0
+	local f l i s=0
+	local -A ino=()
 	for f in /proc/"$fuse_pid"/fd/*; do
 		l=$(readlink "$f" 2>/dev/null) || continue
 		[[ $l == "$1"/* && $l != */lock ]] || continue
+		i=$(stat -L -c %i "$f") || continue
+		[[ -z ${ino[$i]:-} ]] || continue
+		ino[$i]=1
 		s=$((s + $(stat -L -c '%b * %B' "$f")))
 	done
 	echo "$s"
@@ -551,6 +559,22 @@ fi
 
 mbps() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.0f\n", b / t / 1e6 }'; }
 
+# drain_ram: tierctl drain of the RAM tier of $fuse_mnt; sets t1 to when
+# the RAM tier is empty.  tierctl polls every 200 ms: follow the RAM tier
+# more closely here, and let tierctl finish on its own
+drain_ram()
+{
+	"$tierctl" drain -q "$fuse_mnt" ram &
+	child=$!
+	while [[ $(tstat tier.ram.used) != 0 ]]; do
+		kill -0 "$child" 2>/dev/null || break
+		sleep 0.02
+	done
+	t1=$(now)
+	wait "$child" || warn "tierctl drain failed"
+	child=
+}
+
 # drain_run KEY ARGS...: mount tierfs RAM 2G + file 4G with ARGS, write
 # the tmpfs file $src into it, drain the RAM tier; D[KEY.drain] is MB/s
 # until the RAM tier is empty, D[KEY.sync] the same including a sync of
@@ -565,24 +589,63 @@ drain_run()
 	ru=$(tstat tier.ram.used)
 	echo "#   written: ram used $ru, disk used $(tstat tier.disk.used)"
 	sync
-	# tierctl polls every 200 ms; follow the RAM tier more closely
-	# here, and keep tierctl's own time too
 	t0=$(now)
-	"$tierctl" drain -q "$fuse_mnt" ram &
-	child=$!
-	while [[ $(tstat tier.ram.used) != 0 ]]; do
-		kill -0 "$child" 2>/dev/null || break
-		sleep 0.02
-	done
-	t1=$(now)
-	wait "$child" || warn "tierctl drain failed"
-	child=
+	drain_ram
 	t2=$(now)
 	sync -f "$fd"
 	t3=$(now)
 	D[$k.drain]=$(mbps "$ru" "$(secs "$t0" "$t1")")
 	D[$k.sync]=$(mbps "$ru" "$(secs "$t0" "$t3")")
 	echo "#   drain: $(secs "$t0" "$t1") s until RAM empty (${D[$k.drain]} MB/s), tierctl returned after $(secs "$t0" "$t2") s, synced after $(secs "$t0" "$t3") s; disk used $(tstat tier.disk.used)"
+}
+
+# small_drain_run: the same bytes as DRAIN_SIZE in 4 KiB files (one
+# extent each), drained at the default --migrate-bw; D[small.drain] is
+# MB/s until the RAM tier is empty (issue 18: the limiter charges what an
+# extent holds, and a small move must not cost more than its bytes)
+small_drain_run()
+{
+	local fd ru t0 t1 n=$((drain_bytes / 4096))
+	new_dir fd "$file_dir" tier
+	fuse_start "drain-small" "$work/mnt" --tier ram=ram:2G --tier "disk=file:$fd:4G"
+	mkdir "$fuse_mnt/small" || die "mkdir on tierfs"
+	python3 - "$fuse_mnt/small" "$n" <<'PY' || die "writing $n small files"
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+b = os.urandom(4096)
+for i in range(n):
+    with open(os.path.join(d, "f%d" % i), "wb") as f:
+        f.write(b)
+PY
+	sync
+	ru=$(tstat tier.ram.used)
+	echo "#   small files: $n of 4 KiB written; ram used $ru"
+	t0=$(now)
+	drain_ram
+	D[small.drain]=$(mbps "$ru" "$(secs "$t0" "$t1")")
+	echo "#   drain of the small files: $(secs "$t0" "$t1") s until RAM empty (${D[small.drain]} MB/s); $(tstat migrator.throttled_bytes) bytes charged to the limiter"
+}
+
+# burst_run: a burst of twice the RAM tier (RAM 256M + file 4G, the
+# default watermarks and --migrate-bw); D[burst] is the seconds from the
+# burst's end until the RAM tier is back under its high watermark, and
+# D[burst.bound] what issue 18 allows: burst / --migrate-bw + 10 s
+burst_run()
+{
+	local fd t0 t1 high=$((256 * 1048576 * 90 / 100)) used
+	new_dir fd "$file_dir" tier
+	fuse_start "burst" "$work/mnt" --tier ram=ram:256M --tier "disk=file:$fd:4G"
+	dd if=/dev/zero of="$fuse_mnt/burst" bs=1M count=512 conv=fsync status=none
+	t0=$(now)
+	echo "#   burst of 512M written: ram used $(tstat tier.ram.used)"
+	while used=$(tstat tier.ram.used) && ((used > high)); do
+		(($(secs "$t0" "$(now)" | cut -d. -f1) < 120)) || break
+		sleep 0.05
+	done
+	t1=$(now)
+	D[burst]=$(secs "$t0" "$t1")
+	D[burst.bound]=$(awk 'BEGIN { printf "%.1f\n", 512 / 512 + 10 }')
+	echo "#   RAM under its high watermark after ${D[burst]} s (ram used $used)"
 }
 
 if [[ -n ${seen[drain]:-} ]]; then
@@ -634,6 +697,14 @@ if [[ -n ${seen[drain]:-} ]]; then
 	drain_run default
 	status_note drain-default
 	fuse_stop drain-default
+	rm_tracked_dirs
+	small_drain_run
+	status_note drain-small
+	fuse_stop drain-small
+	rm_tracked_dirs
+	burst_run
+	status_note burst
+	fuse_stop burst
 	tmpfs_umount
 	rm_tracked_dirs
 	row drain "tierctl drain RAM -> file tier, --migrate-bw 0, MB/s" "${D[bw0.drain]}" "${D[dd_direct]}" "" ratio "tmpfs column: dd tmpfs -> dir, O_DIRECT, bs=1M"
@@ -641,6 +712,8 @@ if [[ -n ${seen[drain]:-} ]]; then
 	row drain "tierctl drain at the default --migrate-bw, MB/s" "${D[default.drain]}" "${D[dd_direct]}" "" ratio ""
 	row drain "tierctl migrate RAM -> file tier, --migrate-bw 0, MB/s" "${D[down]}" "${D[dd_direct]}" "" ratio ""
 	row drain "tierctl migrate file tier -> RAM (cold), --migrate-bw 0, MB/s" "${D[up]}" "${D[dd_up]}" "" ratio "tmpfs column: dd dir -> tmpfs, O_DIRECT"
+	row drain "tierctl drain of the same bytes in 4 KiB files, default --migrate-bw, MB/s" "${D[small.drain]}" "${D[default.drain]}" "" ratio "tmpfs column: the one-file drain at the default --migrate-bw"
+	row drain "RAM 256M after a 512M burst: seconds until under its high watermark" "${D[burst]}" "${D[burst.bound]}" "" none "tmpfs column: the bound, burst / --migrate-bw + 10 s"
 	row drain "reference: dd tmpfs -> dir, buffered, no sync, MB/s" "" "${D[dd_buf]}" "" none ""
 fi
 
