@@ -88,7 +88,12 @@ struct tierfs {
 	 * Bumped (relaxed atomic) by every change that can alter some
 	 * inode's effective policy: a policy attribute set or removed, a
 	 * rename, link or unlink (policy_changed()).  Cached policies older
-	 * than it are resolved again; cheap, because those changes are rare.
+	 * than it are resolved again (a walk up to the nearest policy), and
+	 * the migrator's next pass looks at every inode with data (track.c).
+	 * Not rare: every unlink, rename and link bumps it, so on a
+	 * filesystem busy with rm -rf or write-then-rename a pass costs what
+	 * exists, not what changed.  Scoping it to the subtree of a policy is
+	 * issue 20's, not done yet.
 	 */
 	uint64_t policy_gen;
 	uint32_t draining;	/* relaxed atomic; bit per tier taking no data */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * track.h -- what the migrator has to look at, kept up to date by the
- * data paths so that a pass costs what changed, not what exists.
+ * data paths so that a pass costs what changed, not what exists -- with
+ * one exception: a bump of fs->policy_gen, which every unlink, rename
+ * and link makes, sends the next pass over every inode with data (see
+ * fs.h; scoping it is issue 20's).
  *
  * Per mount, the tracker keeps:
  *  - the inodes with data: for each tier t, the set S_t of inodes with

@@ -34,7 +34,10 @@
  * never allocates.
  *
  * What this is not: placement.  Which tier a new extent goes to is
- * decided in fs/ (policy), which calls tier_slot_alloc() on its choice.
+ * decided in fs/ (policy), which takes a slot with tier_slot_get() on its
+ * choice and charges the units it writes (tier_charge());
+ * tier_slot_alloc(), a slot charged whole, is for the unit tests and
+ * the back ends' own checks.
  *
  * Invariants:
  *  - a freshly allocated slot reads as zeros (back ends discard a slot
@@ -42,7 +45,9 @@
  *  - slot numbers are < t->vslots;
  *  - a write goes only to units its slot holds (tier_charge() first);
  *  - every function returns 0 (or a byte count) on success and -errno on
- *    failure, and logs nothing above debug level;
+ *    failure and logs nothing, except where a "cannot happen" check
+ *    fires: NEVER() (fs/util/never.h) logs one error line per site, the
+ *    first time, and the call fails with -EIO;
  *  - a back end's error is what a program may get: the wrappers pass it
  *    through tier_errno() (issue 16), so that a dead network tier's
  *    ENOTCONN, ESTALE, ... reach fs/ -- and the program -- as EIO, and

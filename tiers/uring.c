@@ -22,6 +22,7 @@
 
 #include "uring.h"
 #include "macro.h"
+#include "never.h"
 
 /*
  * Valgrind cannot see the kernel fill a read buffer through io_uring and
@@ -45,8 +46,6 @@
  */
 #define URING_MAX_STALLS 10000
 
-/* A "can't happen" check that degrades gracefully (SQLite's NEVER()). */
-#define NEVER(x) unlikely(x)
 
 struct uring_thread {
 	struct io_uring ring; /* used only by the thread that made it */

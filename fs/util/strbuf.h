@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * strbuf.h -- a growable string buffer, for text whose length is not
- * known in advance: the computed xattrs, tierctl's output.  The model is
+ * known in advance: the computed xattrs of fs/ (tierctl builds its output
+ * with stdio).  The model is
  * git's strbuf; this one never dies on a failed allocation but returns
  * -errno, as a daemon must.
  *
