@@ -301,7 +301,7 @@ static int ini_cb(void *user, const char *section, const char *name,
 			s->cur_kind = true;
 		} else if (!strcmp(name, "path")) {
 			/* as on the command line: "path =" names no
-			 * directory (found by fuzz/fuzz_config) */
+			 * directory (found by tests/fuzz/fuzz_config) */
 			if (!*value) {
 				r = fail(s->err, s->errlen,
 					 "tier '%s' has an empty path",

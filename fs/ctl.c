@@ -30,7 +30,6 @@
 #include "placement.h"
 #include "ctl.h"
 #include "ctl_proto.h"
-#include "migrate.h"
 #include "quota.h" /* issue 11: user.tierfs.quota */
 #include "namespace.h"
 #include "tier.h"

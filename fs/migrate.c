@@ -71,7 +71,6 @@
 #include "fs.h"
 #include "inode.h"
 #include "data.h"
-#include "placement.h"
 #include "heat.h"
 #include "testhook.h"
 #include "tier.h"

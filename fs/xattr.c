@@ -22,7 +22,6 @@
 #include "fs.h"
 #include "inode.h"
 #include "xattr.h"
-#include "data.h"
 #include "placement.h"
 #include "ctl.h"
 #include "migrate.h"

@@ -5,7 +5,7 @@
 # mounted integration test, then the unit and integration tests again
 # under AddressSanitizer + UndefinedBehaviorSanitizer, a third time
 # under ThreadSanitizer, and last a short run of every fuzz target
-# (fuzz/smoke.sh: the seed corpora, then FUZZ_SECONDS each, default 20).
+# (tests/fuzz/smoke.sh: the seed corpora, then FUZZ_SECONDS each, default 20).
 #
 # Usage: tests/run-all.sh [BUILD_PREFIX]     (default: build-ci)
 #
@@ -182,7 +182,7 @@ fi
 # ---- fuzz smoke run (clang + libFuzzer; .ci/run installs them) ----
 if command -v clang >/dev/null; then
 	rm -rf "$prefix-fuzz"
-	FUZZ_BUILD=$PWD/$prefix-fuzz fuzz/smoke.sh "${FUZZ_SECONDS:-20}"
+	FUZZ_BUILD=$PWD/$prefix-fuzz tests/fuzz/smoke.sh "${FUZZ_SECONDS:-20}"
 else
 	echo "fuzz: no clang here: the fuzz smoke run is skipped" >&2
 fi

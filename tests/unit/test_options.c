@@ -688,7 +688,7 @@ static const struct bad_conf {
 	{ "[tier.a]\nsize = 1G\n", 0, "tier 'a' has no kind" },
 	{ "[tier.a]\nkind = ram\n", 0, "tier 'a' has no size" },
 	{ "[tier.a]\nkind = file\nsize = 1G\n", 0, "tier 'a' has no path" },
-	/* an empty value is no path either (found by fuzz/fuzz_config) */
+	/* an empty value is no path either (found by tests/fuzz/fuzz_config) */
 	{ "[tier.a]\nkind = file\npath =\nsize = 1G\n", 3,
 	  "tier 'a' has an empty path" },
 	{ "[tier.a]\nkind = pmem\nsize = 1G\npath =   \n", 4,

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# fuzz/smoke.sh [SECONDS]
+# tests/fuzz/smoke.sh [SECONDS]
 #
 # For CI: build every fuzz target, replay its seed corpus (each seed must
 # pass), then fuzz it for SECONDS (default 30) from a scratch copy of
@@ -12,28 +12,28 @@
 set -uo pipefail
 
 seconds=${1:-30}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FUZZ_BUILD:-$src/build-fuzz}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
 targets="policy size config ctl"
 work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/tierfs-fuzz-smoke.XXXXXX")}
 
-"$src/fuzz/build.sh" "$build" $(for t in $targets; do echo fuzz/fuzz_$t; done) ||
+"$src/tests/fuzz/build.sh" "$build" $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) ||
 	exit 1
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 failed=
 for t in $targets; do
-	exe=$build/fuzz/fuzz_$t
+	exe=$build/tests/fuzz/fuzz_$t
 	mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
-	cp "$src/fuzz/corpus/$t/"* "$work/$t/corpus/"
+	cp "$src/tests/fuzz/corpus/$t/"* "$work/$t/corpus/"
 	dict=()
-	[ -f "$src/fuzz/$t.dict" ] && dict=(-dict="$src/fuzz/$t.dict")
+	[ -f "$src/tests/fuzz/$t.dict" ] && dict=(-dict="$src/tests/fuzz/$t.dict")
 
 	# every seed once, each as its own input (a crash names the file)
 	if ! "$exe" -runs=1 -artifact_prefix="$work/$t/artifacts/" \
-		"$src/fuzz/corpus/$t/"* >"$work/$t/replay.log" 2>&1; then
+		"$src/tests/fuzz/corpus/$t/"* >"$work/$t/replay.log" 2>&1; then
 		echo "fuzz_$t: a seed fails:" >&2
 		tail -n 40 "$work/$t/replay.log" >&2
 		failed="$failed $t"

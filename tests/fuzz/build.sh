@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# fuzz/build.sh BUILD_DIR [NINJA_TARGET...]
+# tests/fuzz/build.sh BUILD_DIR [NINJA_TARGET...]
 #
 # Set up BUILD_DIR as a fuzz build (clang, -Dfuzz=true; the Check tests
 # are left out, they are not what a fuzz build is for) unless it exists,
@@ -9,7 +9,7 @@
 # smoke.sh.  Needs clang and libclang-rt-14-dev (Debian 12).
 set -euo pipefail
 
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$1
 shift
 if [ ! -f "$build/build.ninja" ]; then
