@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "fs.h"
+#include "stats.h"
 #include "inode.h"
 #include "dir.h"
 #include "data.h"

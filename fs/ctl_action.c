@@ -253,12 +253,12 @@ int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 
 	/* pin every file, then move their extents off one by one */
 	pthread_mutex_lock(&fs->itab_lock);
-	for (struct tfs_inode *i = fs->inodes.i_next; i != &fs->inodes;
+	for (struct tfs_inode *i = fs->inodes->i_next; i != fs->inodes;
 	     i = i->i_next)
 		n++;
 	pinned = malloc((n ? n : 1) * sizeof(*pinned));
 	n = 0;
-	for (struct tfs_inode *i = fs->inodes.i_next; pinned && i != &fs->inodes;
+	for (struct tfs_inode *i = fs->inodes->i_next; pinned && i != fs->inodes;
 	     i = i->i_next) {
 		if (i->i_type != S_IFREG)
 			continue;

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "dir.h"
-#include "inode.h"
 #include "banned.h"
 
 #define DIR_HASH_MIN 16
@@ -229,7 +228,8 @@ static void compact(struct tfs_dir *d)
 	}
 }
 
-int dir_add(struct tfs_dir *d, const char *name, struct tfs_inode *inode)
+int dir_add(struct tfs_dir *d, const char *name, struct tfs_inode *inode,
+	    struct tfs_dir *sub)
 {
 	size_t n = strlen(name);
 	struct dentry *de, **pp;
@@ -253,12 +253,13 @@ int dir_add(struct tfs_dir *d, const char *name, struct tfs_inode *inode)
 	*pp = de;
 	*order_slot(d, d->d_norder++) = de;
 	d->d_nlive++;
-	if (inode->i_type == S_IFDIR)
-		inode->i_dir.d_self = de;
+	if (sub)
+		sub->d_self = de;
 	return 0;
 }
 
-struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name)
+struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name,
+			     struct tfs_dir *sub)
 {
 	size_t n = strlen(name);
 	uint32_t h = name_hash(name, n);
@@ -275,8 +276,8 @@ struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name)
 		*pp = de->d_hnext;
 		inode = de->d_inode;
 		de->d_inode = NULL;
-		if (inode->i_type == S_IFDIR && inode->i_dir.d_self == de)
-			inode->i_dir.d_self = NULL;
+		if (sub && sub->d_self == de)
+			sub->d_self = NULL;
 		de->d_dead = true;
 		d->d_nlive--;
 		d->d_ndead++;
@@ -286,11 +287,12 @@ struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name)
 	return NULL;
 }
 
-void dir_set_inode(struct dentry *de, struct tfs_inode *inode)
+void dir_set_inode(struct dentry *de, struct tfs_inode *inode,
+		   struct tfs_dir *sub)
 {
 	de->d_inode = inode;
-	if (inode->i_type == S_IFDIR)
-		inode->i_dir.d_self = de;
+	if (sub)
+		sub->d_self = de;
 }
 
 struct dentry *dir_next(const struct tfs_dir *d, uint64_t cookie)

@@ -95,13 +95,24 @@ int dir_init(struct tfs_dir *d, struct tfs_inode *parent);
 void dir_release(struct tfs_dir *d);
 /* @name's live entry, or NULL. */
 struct dentry *dir_find(const struct tfs_dir *d, const char *name);
+/*
+ * The entries name inodes but never look inside one: where an entry
+ * names a directory, the caller passes that directory's struct tfs_dir
+ * as @sub (inode_sub() in inode.h), NULL for anything else, and these
+ * functions keep its d_self.  That keeps dir.c below inode.h in the
+ * module graph (fs/README.md "Layout of the source").
+ */
 /* Add @name -> @inode (the caller checked it is absent).
  * Return: 0 or -ENOMEM (nothing changed). */
-int dir_add(struct tfs_dir *d, const char *name, struct tfs_inode *inode);
-/* Remove @name's entry; returns its inode, or NULL if absent. */
-struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name);
+int dir_add(struct tfs_dir *d, const char *name, struct tfs_inode *inode,
+	    struct tfs_dir *sub);
+/* Remove @name's entry, whose directory part (if any) is @sub; returns
+ * its inode, or NULL if absent. */
+struct tfs_inode *dir_remove(struct tfs_dir *d, const char *name,
+			     struct tfs_dir *sub);
 /* Point an existing entry at another inode (rename exchange/replace). */
-void dir_set_inode(struct dentry *de, struct tfs_inode *inode);
+void dir_set_inode(struct dentry *de, struct tfs_inode *inode,
+		   struct tfs_dir *sub);
 static inline bool dir_is_empty(const struct tfs_dir *d)
 {
 	return d->d_nlive == 0;

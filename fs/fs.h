@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fs.h -- the mount: struct tierfs (the tier stack, the root, the inode
- * table, the kernel features in force) with its setup, teardown and
- * counters.  Everything below ops.c returns 0 (or a count) on success
+ * table, the kernel features in force), the one struct every module of
+ * the daemon includes.  Its setup and teardown are mount.h's, its
+ * counters as text stats.h's.  Everything below ops.c returns 0 (or a count) on success
  * and -errno on failure, and never calls fuse_reply_*.
  *
  * Lock order (outermost first):
@@ -28,10 +29,10 @@
  *   be the kernel's last reference (passthrough_hp's rule).  The one
  *   exception, the zero-copy read, is explained in ops.c.
  *
- * Headers of the daemon form a DAG (fs/README.md "Layout of the source"): fs.h needs
- * inode.h for the inode list head it embeds; the module headers above it
- * (data.h, placement.h, xattr.h, ctl.h, namespace.h, migrate.h, kernel.h)
- * forward-declare struct tierfs and struct tfs_inode.
+ * The modules of the daemon form a DAG, checked in CI (fs/README.md
+ * "Layout of the source", tests/modgraph.py): fs.h is at the bottom,
+ * below inode.h, so it holds struct tfs_inode by pointer only, and no
+ * code lives in an fs.c that could call up.
  */
 #ifndef TIERFS_FS_H
 #define TIERFS_FS_H
@@ -43,12 +44,12 @@
 #include <time.h>
 
 #include "heat.h"
-#include "inode.h"
 #include "options.h"
 #include "policy.h"
 
 struct tier;
 struct migrator;
+struct tfs_inode;
 
 /* Largest request we ask the kernel for (max_write, readahead). */
 #define TIERFS_MAX_IO (1u << 20)
@@ -65,6 +66,14 @@ struct tierfs {
 	uint32_t extent_size;
 	unsigned extent_shift;
 	struct tfs_inode *root;
+	/*
+	 * Frees what an inode holds in the modules above inode.c (its data,
+	 * attributes, quota reference); inode_free() calls it first.  Set by
+	 * the composition root (mount.c), as the kernel's super_operations
+	 * evict_inode is by a filesystem: inode.c stays below the modules
+	 * whose contents it frees.  NULL: nothing above to free.
+	 */
+	void (*evict)(struct tierfs *fs, struct tfs_inode *inode);
 	/*
 	 * Set by tierfs_free() when no request can come any more and the
 	 * tiers are gone: what is left of each inode is freed without
@@ -134,30 +143,22 @@ struct tierfs {
 	pthread_rwlock_t ns_lock; /* see the lock order above */
 
 	pthread_mutex_t itab_lock; /* list of inodes and lifetime counts */
-	struct tfs_inode inodes;   /* list head (only i_prev/i_next used) */
+	struct tfs_inode *inodes;  /* immutable pointer to the list head, an
+				    * inode of which only i_prev/i_next are
+				    * used (itab_lock) */
 	uint64_t ninodes;	   /* atomic; inode units (inode.h: inodes,
 				    * extra names, symlink targets), at most
 				    * opt.max_inodes (inode_charge()) */
 	uint64_t next_ino;	   /* itab_lock */
 };
 
-/**
- * tierfs_create() - set up the tiers and the root directory of a mount
- * @opt: borrowed; the caller keeps it alive until tierfs_free()
- * Return: 0 and *ret_fs (free with tierfs_free()), or -errno after
- * logging which tier failed.
- */
-int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs);
-/* Stop the threads, free every inode and the tiers (removing their
- * backing data).  Accepts NULL; returns NULL. */
-struct tierfs *tierfs_free(struct tierfs *fs);
-/* Heat ticks (tenths of a second) since the mount; see heat.h. */
 /* The running migrator or NULL (see struct tierfs, mig). */
 static inline struct migrator *tierfs_mig(const struct tierfs *fs)
 {
 	return __atomic_load_n(&fs->mig, __ATOMIC_ACQUIRE);
 }
 
+/* Heat ticks (tenths of a second) since the mount; see heat.h. */
 static inline uint32_t tierfs_tick(const struct tierfs *fs)
 {
 	struct timespec now;
@@ -167,15 +168,4 @@ static inline uint32_t tierfs_tick(const struct tierfs *fs)
 			  (now.tv_nsec - fs->start.tv_nsec) /
 				  (1000000000 / HEAT_TICKS_PER_SEC));
 }
-/**
- * tierfs_stats_text() - the counters as text, one record a line:
- *   "tier NAME kind=.. path=.. size=.. used=.. free=.. extents=.. ..."
- *   "migrator enabled=.. passes=.. moved=.. ..."
- *   "mount extent_size=.. inodes=.. ... max_inodes=.. xattr_bytes=..
- *    max_xattr_bytes=.. rss=.."
- * (fs/README.md "Counters and the control channel" documents every field.)  On success *ret_text is
- * the caller's to free().  Return: its length, or -ENOMEM.
- */
-ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text);
-
 #endif /* TIERFS_FS_H */

@@ -16,14 +16,13 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inode.h"
 #include "fs.h"
-#include "data.h"
 #include "dir.h"
-#include "xattr.h"
 #include "never.h"
 #include "banned.h"
 
@@ -126,10 +125,10 @@ struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 
 	pthread_mutex_lock(&fs->itab_lock);
 	inode->i_ino = fs->next_ino++;
-	inode->i_next = fs->inodes.i_next;
-	inode->i_prev = &fs->inodes;
-	fs->inodes.i_next->i_prev = inode;
-	fs->inodes.i_next = inode;
+	inode->i_next = fs->inodes->i_next;
+	inode->i_prev = fs->inodes;
+	fs->inodes->i_next->i_prev = inode;
+	fs->inodes->i_next = inode;
 	pthread_mutex_unlock(&fs->itab_lock);
 	return inode;
 }
@@ -157,10 +156,9 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode)
 	 */
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	pthread_rwlock_unlock(&inode->i_dlock);
+	if (fs->evict)
+		fs->evict(fs, inode); /* data, attributes, quota (fs.h) */
 	switch (inode->i_type) {
-	case S_IFREG:
-		data_release(fs, inode);
-		break;
 	case S_IFDIR:
 		dir_release(&inode->i_dir);
 		break;
@@ -168,7 +166,6 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode)
 		free(inode->i_link);
 		break;
 	}
-	xattr_release(fs, inode);
 	if (inode->i_nparents > 1)
 		free(inode->i_parents);
 	free(inode->i_effc);
@@ -395,7 +392,9 @@ void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 	switch (inode->i_type) {
 	case S_IFREG:
 		st->st_size = (off_t)inode->i_size;
-		st->st_blocks = (blkcnt_t)data_blocks(fs, inode);
+		/* benign race: a torn-free 64-bit load of a count (data.h) */
+		st->st_blocks = (blkcnt_t)(__atomic_load_n(&inode->i_bytes,
+							 __ATOMIC_RELAXED) / 512);
 		break;
 	case S_IFDIR:
 		/* like tmpfs: a nominal size that grows with the entries */
@@ -409,4 +408,83 @@ void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 		st->st_rdev = inode->i_rdev;
 		break;
 	}
+}
+
+char *dir_path(struct tierfs *fs, struct tfs_inode *dir)
+{
+	size_t len = 0, cap = 256;
+	char *buf = malloc(cap), *out;
+
+	if (!buf)
+		return NULL;
+	/* collect names leaf first, then reverse the components */
+	for (struct tfs_inode *i = dir; i != fs->root;
+	     i = i->i_dir.d_parent) {
+		struct dentry *de = i->i_dir.d_self;
+		const char *name = de ? de->d_name : "(deleted)";
+		size_t n = strlen(name);
+
+		if (len + n + 2 > cap) {
+			char *nb = realloc(buf, cap * 2 + n);
+
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap = cap * 2 + n;
+		}
+		/* stored reversed: "/" + reversed name */
+		for (size_t k = 0; k < n; k++)
+			buf[len++] = name[n - 1 - k];
+		buf[len++] = '/';
+		if (!de)
+			break;
+	}
+	out = malloc(len + 2);
+	if (!out) {
+		free(buf);
+		return NULL;
+	}
+	for (size_t k = 0; k < len; k++)
+		out[k] = buf[len - 1 - k];
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	free(buf);
+	return out;
+}
+
+char *inode_path(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct tfs_inode *dir;
+	const char *name = NULL;
+	char *dpath, *out = NULL;
+
+	if (inode->i_type == S_IFDIR) {
+		pthread_rwlock_rdlock(&fs->ns_lock);
+		out = dir_path(fs, inode);
+		pthread_rwlock_unlock(&fs->ns_lock);
+		return out;
+	}
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	dir = inode_parent(inode);
+	if (!dir)
+		dir = fs->root;
+	/* the latest name's directory; find the name itself (rare: messages) */
+	for (struct dentry *de = dir_next(&dir->i_dir, 0); de;
+	     de = dir_next(&dir->i_dir, de->d_cookie)) {
+		if (de->d_inode == inode) {
+			name = de->d_name;
+			break;
+		}
+	}
+	dpath = dir_path(fs, dir);
+	if (dpath && asprintf(&out, "%s%s%s", dpath,
+			      strcmp(dpath, "/") ? "/" : "",
+			      name ? name : "(deleted)") < 0)
+		out = NULL;
+	pthread_rwlock_unlock(&fs->ns_lock);
+	free(dpath);
+	return out;
 }

@@ -170,6 +170,13 @@ struct tfs_inode {
 	};
 };
 
+/* The directory part of @inode, or NULL if it is not a directory: what
+ * dir_add(), dir_remove() and dir_set_inode() take as @sub. */
+static inline struct tfs_dir *inode_sub(struct tfs_inode *inode)
+{
+	return inode->i_type == S_IFDIR ? &inode->i_dir : NULL;
+}
+
 /* Bytes of a symlink target that take one more inode unit (see above). */
 #define INODE_UNIT_LINK_BYTES 256
 
@@ -234,6 +241,12 @@ void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 void inode_touch(struct tfs_inode *inode, bool m, bool c);
 /* A read or a listing: atime by relatime rules.  Takes i_lock. */
 void inode_touch_atime(struct tfs_inode *inode);
+/* The path of directory @dir from the mount root ("/job42"); NULL on
+ * ENOMEM.  Called with ns_lock held.  Caller frees. */
+char *dir_path(struct tierfs *fs, struct tfs_inode *dir);
+/* A path of @inode for messages ("/job42/Gau-1.rwf"), or NULL on ENOMEM.
+ * Takes ns_lock shared: call with no lock held.  Caller frees. */
+char *inode_path(struct tierfs *fs, struct tfs_inode *inode);
 /* CLOCK_REALTIME now, for timestamps. */
 struct timespec now_ts(void);
 

@@ -27,6 +27,7 @@
 #include "ops.h"
 #include "options.h"
 #include "fs.h"
+#include "mount.h"
 #include "log.h"
 #include "macro.h"
 #include "mountinfo.h"

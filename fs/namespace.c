@@ -139,7 +139,7 @@ static int make_node(struct tierfs *fs, struct tfs_inode *dir,
 	if (r == 0)
 		quota_inherit(fs, inode, dir); /* charged where it is made */
 	if (r == 0)
-		r = dir_add(&dir->i_dir, name, inode);
+		r = dir_add(&dir->i_dir, name, inode, inode_sub(inode));
 	if (r < 0) {
 		inode_link_drop(fs, inode, inode->i_nlink);
 		goto out_uncharge;
@@ -257,7 +257,7 @@ int ns_unlink(struct tierfs *fs, struct tfs_inode *dir, const char *name)
 	} else if (de->d_inode->i_type == S_IFDIR) {
 		r = -EISDIR;
 	} else {
-		inode = dir_remove(&dir->i_dir, name);
+		inode = dir_remove(&dir->i_dir, name, NULL);
 		touch_dir(dir);
 		touch_c(inode);
 		forget_parent(fs, inode, dir);
@@ -284,7 +284,7 @@ int ns_rmdir(struct tierfs *fs, struct tfs_inode *dir, const char *name)
 	} else if (!dir_is_empty(&de->d_inode->i_dir)) {
 		r = -ENOTEMPTY;
 	} else {
-		inode = dir_remove(&dir->i_dir, name);
+		inode = dir_remove(&dir->i_dir, name, inode_sub(de->d_inode));
 		touch_dir(dir);
 		touch_c(inode);
 		/* a removed directory may outlive its parent: point ".." and
@@ -360,8 +360,8 @@ static int rename_exchange(struct tierfs *fs, struct tfs_inode *pdir,
 		r = quota_cross(fs, dst, ndir, pdir);
 	if (r < 0)
 		return r;
-	dir_set_inode(sde, dst);
-	dir_set_inode(dde, src);
+	dir_set_inode(sde, dst, inode_sub(dst));
+	dir_set_inode(dde, src, inode_sub(src));
 	reparent(fs, src, pdir, ndir);
 	reparent(fs, dst, ndir, pdir);
 	touch_c(src);
@@ -413,13 +413,13 @@ static int do_rename(struct tierfs *fs, struct tfs_inode *pdir,
 		return r;
 
 	if (dde) {
-		dir_set_inode(dde, src);
+		dir_set_inode(dde, src, inode_sub(src));
 	} else {
-		r = dir_add(&ndir->i_dir, newname, src);
+		r = dir_add(&ndir->i_dir, newname, src, inode_sub(src));
 		if (r < 0)
 			return r;
 	}
-	dir_remove(&pdir->i_dir, name);
+	dir_remove(&pdir->i_dir, name, inode_sub(src));
 	reparent(fs, src, pdir, ndir);
 	touch_c(src);
 	touch_dir(pdir);
@@ -489,7 +489,8 @@ int ns_link(struct tierfs *fs, struct tfs_inode *inode, struct tfs_inode *dir,
 		if (r == 0) {
 			r = inode_parent_add(inode, dir);
 			if (r == 0) {
-				r = dir_add(&dir->i_dir, newname, inode);
+				r = dir_add(&dir->i_dir, newname, inode,
+					    inode_sub(inode));
 				if (r < 0)
 					inode_parent_del(inode, dir);
 			}

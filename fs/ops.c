@@ -34,8 +34,7 @@
 #include "inode.h"
 #include "data.h"
 #include "placement.h"
-#include "xattr.h"
-#include "ctl.h"
+#include "attr.h"
 #include "kernel.h"
 #include "never.h"
 #include "migrate.h"
@@ -993,8 +992,8 @@ static void tfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			 const char *value, size_t size, int flags)
 {
 	struct tfs_inode *inode = ino_get(req, ino);
-	int r = xattr_set(req_fs(req), inode, name, value, size, flags,
-			  fuse_req_ctx(req)->uid);
+	int r = attr_set(req_fs(req), inode, name, value, size, flags,
+			 fuse_req_ctx(req)->uid);
 
 	/* a control action (tierctl migrate) may change st_blocks */
 	if (r == 0 && is_ctl_name(name))
@@ -1006,19 +1005,14 @@ static void tfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			 size_t size)
 {
 	char *buf = size ? malloc(size) : NULL;
+	struct ns_cred cred;
 	ssize_t r;
 
 	if (size && !buf)
 		return tierfs_reply_err(req, -ENOMEM);
-	if (ctl_xattr_is_computed(name)) {
-		/* computed values depend on who asks (a directory's layout) */
-		struct ns_cred cred = req_cred(req);
-
-		r = ctl_xattr_get_as(req_fs(req), ino_get(req, ino), name, buf,
-				     size, &cred);
-	} else {
-		r = xattr_get(req_fs(req), ino_get(req, ino), name, buf, size);
-	}
+	/* computed values depend on who asks (a directory's layout) */
+	cred = req_cred(req);
+	r = attr_get(req_fs(req), ino_get(req, ino), name, buf, size, &cred);
 	if (r < 0)
 		tierfs_reply_err(req, (int)r);
 	else if (size == 0)
@@ -1035,7 +1029,7 @@ static void tfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	if (size && !buf)
 		return tierfs_reply_err(req, -ENOMEM);
-	r = xattr_list(req_fs(req), ino_get(req, ino), buf, size);
+	r = attr_list(req_fs(req), ino_get(req, ino), buf, size);
 	if (r < 0)
 		tierfs_reply_err(req, (int)r);
 	else if (size == 0)
@@ -1048,7 +1042,7 @@ static void tfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void tfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct tfs_inode *inode = ino_get(req, ino);
-	int r = xattr_remove(req_fs(req), inode, name, fuse_req_ctx(req)->uid);
+	int r = attr_remove(req_fs(req), inode, name, fuse_req_ctx(req)->uid);
 
 	if (r == 0 && is_ctl_name(name))
 		kernel_inval_attr_sync(req_fs(req), inode);

@@ -39,11 +39,5 @@ void tierfs_statfs(struct tierfs *fs, struct statvfs *st);
 /* statfs restricted to the tiers @inode's policy allows. */
 void placement_statfs(struct tierfs *fs, struct tfs_inode *inode,
 		      struct statvfs *st);
-/* The path of directory @dir from the mount root ("/job42"); NULL on
- * ENOMEM.  Called with ns_lock held.  Caller frees. */
-char *dir_path(struct tierfs *fs, struct tfs_inode *dir);
-/* A path of @inode for messages ("/job42/Gau-1.rwf"), or NULL on ENOMEM.
- * Takes ns_lock shared: call with no lock held.  Caller frees. */
-char *inode_path(struct tierfs *fs, struct tfs_inode *inode);
 
 #endif /* TIERFS_PLACEMENT_H */

@@ -17,7 +17,6 @@
 #include "fs.h"
 #include "inode.h"
 #include "dir.h"
-#include "placement.h"
 #include "xattr.h"
 #include "ctl_proto.h"
 #include "tier.h"

@@ -3,9 +3,10 @@
  * xattr.c -- extended attributes stored with the inode: any name in the
  * user., trusted. and security. namespaces, and the policy attributes
  * user.tierfs.{tiers,pin,split,promote}, which are stored like the rest
- * and also parsed into the inode's policy.  The computed user.tierfs.*
- * attributes and the user.tierfs.ctl.* actions belong to ctl.c: they are
- * handed over to it here (ctl.h).
+ * and also parsed into the inode's policy.  Pure storage: which module a
+ * name belongs to (computed values and actions to ctl.c, a quota to
+ * quota.c), who may change user.tierfs.*, and what a policy change sets
+ * off is attr.c's, above this one in the module graph.
  *
  * Stored attributes live in a small array under the inode's i_lock; the
  * kernel has already checked permissions (default_permissions) and the
@@ -22,27 +23,9 @@
 #include "fs.h"
 #include "inode.h"
 #include "xattr.h"
-#include "placement.h"
-#include "ctl.h"
-#include "migrate.h"
+#include "policy.h"
 #include "never.h"
-#include "quota.h" /* issue 11 quota hooks */
 #include "banned.h"
-
-#include "ctl_proto.h"
-
-/* user.tierfs.* may be changed by the owner or root only. */
-static bool may_change(struct tfs_inode *inode, uid_t uid)
-{
-	bool ok;
-
-	if (uid == 0)
-		return true;
-	pthread_mutex_lock(&inode->i_lock);
-	ok = inode->i_uid == uid;
-	pthread_mutex_unlock(&inode->i_lock);
-	return ok;
-}
 
 static bool is_user(const char *name)
 {
@@ -116,7 +99,7 @@ static struct xattr *find(struct tfs_inode *inode, const char *name)
  * would be POSIX ACLs, which we do not implement) and -EINVAL for a bare
  * prefix such as "user.", as tmpfs answers.
  */
-static int name_check(const char *name)
+int xattr_name_check(const char *name)
 {
 	static const char *const ns[] = { "user.", "trusted.", "security." };
 
@@ -251,45 +234,24 @@ out_unlock:
 }
 
 int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
-	      const void *value, size_t size, int flags, uid_t uid)
+	      const void *value, size_t size, int flags)
 {
 	enum policy_key pk = policy_key_from_xattr(name);
 	struct ipolicy ip = { 0 };
-	int r = name_check(name);
+	int r = xattr_name_check(name);
 
 	if (r < 0)
 		return r;
-	if (ctl_xattr_is_computed(name))
-		return -EPERM;
 	if (size > XATTR_SIZE_MAX)
 		return -E2BIG;
-	if (!strncmp(name, TIERFS_XATTR_PREFIX, strlen(TIERFS_XATTR_PREFIX))) {
-		if (!may_change(inode, uid))
-			return -EPERM;
-		if (!strncmp(name, TIERFS_XATTR_CTL, strlen(TIERFS_XATTR_CTL)))
-			return ctl_xattr_set(fs, inode, name, value, size, uid);
-		if (pk == _POLICY_KEY_INVALID)
-			return -EINVAL; /* our namespace: no free-form names */
-		if (inode->i_type != S_IFDIR && inode->i_type != S_IFREG)
-			return -EINVAL;
-		/* validate before anything changes */
+	/* validate before anything changes */
+	if (pk != _POLICY_KEY_INVALID) {
 		r = policy_parse(&fs->names, fs->extent_size, pk, value, size,
 				 &ip);
 		if (r < 0)
 			return r;
 	}
-	r = quota_xattr_check(fs, inode, name, value, size, uid); /* quota.h */
-	if (r < 0)
-		return r;
-	r = store(fs, inode, name, value, size, flags, pk, &ip);
-	if (r == 0)
-		quota_xattr_sync(fs, inode, name); /* quota.h */
-	if (r == 0 && pk != _POLICY_KEY_INVALID) {
-		policy_changed(fs);
-		if (tierfs_mig(fs))
-			migrator_kick(fs);
-	}
-	return r;
+	return store(fs, inode, name, value, size, flags, pk, &ip);
 }
 
 ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
@@ -298,9 +260,7 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 	struct xattr *x;
 	ssize_t r;
 
-	if (ctl_xattr_is_computed(name))
-		return ctl_xattr_get(fs, inode, name, buf, size);
-	r = name_check(name);
+	r = xattr_name_check(name);
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&inode->i_lock);
@@ -348,19 +308,13 @@ static bool drop_locked(struct tierfs *fs, struct tfs_inode *inode,
 			const char *name);
 
 int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
-		 const char *name, uid_t uid)
+		 const char *name)
 {
 	enum policy_key pk = policy_key_from_xattr(name);
-	int r = 0;
+	int r = xattr_name_check(name);
 
-	r = name_check(name);
 	if (r < 0)
 		return r;
-	if (ctl_xattr_is_computed(name))
-		return -EPERM;
-	if (!strncmp(name, TIERFS_XATTR_PREFIX, strlen(TIERFS_XATTR_PREFIX)) &&
-	    !may_change(inode, uid))
-		return -EPERM;
 	pthread_mutex_lock(&inode->i_lock);
 	if (!drop_locked(fs, inode, name)) {
 		r = -ENODATA;
@@ -370,13 +324,6 @@ int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
 			policy_clear(inode->i_pol, pk);
 	}
 	pthread_mutex_unlock(&inode->i_lock);
-	if (r == 0)
-		quota_xattr_sync(fs, inode, name); /* quota.h: lifts it */
-	if (r == 0 && pk != _POLICY_KEY_INVALID) {
-		policy_changed(fs);
-		if (tierfs_mig(fs))
-			migrator_kick(fs);
-	}
 	return r;
 }
 
@@ -403,7 +350,6 @@ bool xattr_drop_locked(struct tfs_inode *inode, const char *name)
 
 void xattr_release(struct tierfs *fs, struct tfs_inode *inode)
 {
-	quota_release(inode); /* quota.h: the inode's quota reference */
 	free(inode->i_pol);
 	inode->i_pol = NULL;
 	for (uint32_t i = 0; i < inode->i_nxattrs; i++) {

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * xattr.h -- extended attributes: the stored ones (any namespace the
- * kernel lets through, plus the user.tierfs.* policy keys, which are
- * parsed and kept as the inode's struct ipolicy), and the dispatch of
- * computed user.tierfs.* names and actions to ctl.c (ctl_proto.h).
+ * xattr.h -- the stored extended attributes: any namespace the kernel
+ * lets through, plus the user.tierfs.* policy keys, which are parsed and
+ * kept as the inode's struct ipolicy.  Storage only: requests come
+ * through attr.h, which routes computed user.tierfs.* names and actions
+ * to ctl.c, a quota to quota.c, and checks who may change
+ * user.tierfs.*; quota.c reads its stored value here.
  *
  * Locking: an inode's attributes are under its i_lock, which these
  * functions take themselves unless the name says _locked.
@@ -12,7 +14,7 @@
  * value; xattr_release() frees them.  Buffers passed in are the
  * caller's.  Return: 0 (or a length) on success, -errno on failure:
  * -ENODATA for a missing attribute, -ERANGE for a buffer too small,
- * -EPERM for the user.tierfs.* rules, -E2BIG for a value over
+ * -EINVAL for a bad policy value, -E2BIG for a value over
  * XATTR_SIZE_MAX, -ENOSPC past the limits below.
  *
  * Limits on user.* attributes, the namespace every user may write
@@ -48,9 +50,14 @@ struct xattr {
 	size_t size;
 };
 
-/* @uid: the caller's, for the owner-or-root rule of user.tierfs.* */
+/* 0 for a name we store, -EOPNOTSUPP for other namespaces (system.*),
+ * -EINVAL for a bare prefix such as "user.". */
+int xattr_name_check(const char *name);
+/* Store @value under @name (XATTR_CREATE/XATTR_REPLACE in @flags), all
+ * or nothing; a policy key's value is parsed into the inode's policy
+ * with it (-EINVAL: not a valid value, nothing changed). */
 int xattr_set(struct tierfs *fs, struct tfs_inode *inode, const char *name,
-	      const void *value, size_t size, int flags, uid_t uid);
+	      const void *value, size_t size, int flags);
 /* Copies the value into @buf (if @size > 0) and returns its length. */
 ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
 		  const char *name, void *buf, size_t size);
@@ -58,10 +65,11 @@ ssize_t xattr_get(struct tierfs *fs, struct tfs_inode *inode,
  * length of the whole list. */
 ssize_t xattr_list(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		   size_t size);
+/* Remove @name (a policy key's part of the inode's policy with it). */
 int xattr_remove(struct tierfs *fs, struct tfs_inode *inode,
-		 const char *name, uid_t uid);
-/* Free every attribute of a dying inode and give back what its user.*
- * attributes charged to the mount; for inode_free(). */
+		 const char *name);
+/* Free every attribute and the policy of a dying inode and give back
+ * what its user.* attributes charged to the mount; for fs->evict. */
 void xattr_release(struct tierfs *fs, struct tfs_inode *inode);
 /* Remove the stored attribute @name if there is one; true if it was.
  * Called with i_lock held.  Not for user.* names (their charge to the

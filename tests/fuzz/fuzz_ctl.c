@@ -2,7 +2,7 @@
 /*
  * fuzz_ctl.c -- libFuzzer target for the control channel: setxattr,
  * getxattr, removexattr and listxattr as the FUSE handlers call them
- * (xattr_set() and friends, which hand the user.tierfs.* queries and the
+ * (attr_set() and friends, which hand the user.tierfs.* queries and the
  * ctl.migrate / ctl.drain actions to ctl.c), against a real in-process
  * struct tierfs.
  *
@@ -41,9 +41,11 @@
 #include "ctl_proto.h"
 #include "data.h"
 #include "fs.h"
+#include "mount.h"
 #include "namespace.h"
 #include "options.h"
 #include "tier.h"
+#include "attr.h"
 #include "xattr.h"
 #include "macro.h"
 #include "fuzz_check.h"
@@ -247,7 +249,7 @@ static char *get_text(struct world *w, struct tfs_inode *inode,
 	ssize_t r;
 
 	CHECK(buf != NULL);
-	r = xattr_get(w->fs, inode, name, buf, BIG);
+	r = attr_get(w->fs, inode, name, buf, BIG, NULL);
 	check_ret("getxattr", name, r);
 	if (r < 0) {
 		free(buf);
@@ -479,7 +481,7 @@ static void do_request(struct world *w, uint8_t head, uint8_t nidx,
 	switch (op) {
 	case OP_SET:
 	case OP_SET_FLAGS:
-		r = xattr_set(w->fs, inode, name, v, vlen,
+		r = attr_set(w->fs, inode, name, v, vlen,
 			      op == OP_SET ? 0 :
 			      (head & 0x80) ? XATTR_REPLACE : XATTR_CREATE,
 			      uid);
@@ -496,7 +498,7 @@ static void do_request(struct world *w, uint8_t head, uint8_t nidx,
 
 		buf = malloc(size);
 		CHECK(buf != NULL);
-		r = xattr_get(w->fs, inode, name, buf, size);
+		r = attr_get(w->fs, inode, name, buf, size, NULL);
 		trace("get", node, name, NULL, 0, r);
 		check_ret("getxattr", name, r);
 		CHECK(r <= (long)size);
@@ -506,7 +508,7 @@ static void do_request(struct world *w, uint8_t head, uint8_t nidx,
 	case OP_PROBE_GET: {
 		long r2;
 
-		r = xattr_get(w->fs, inode, name, NULL, 0);
+		r = attr_get(w->fs, inode, name, NULL, 0, NULL);
 		trace("probe", node, name, NULL, 0, r);
 		check_ret("getxattr", name, r);
 		if (r < 0)
@@ -515,7 +517,7 @@ static void do_request(struct world *w, uint8_t head, uint8_t nidx,
 		/* exactly the size the probe said: ASan sees any overrun */
 		buf = malloc(r ? (size_t)r : 1);
 		CHECK(buf != NULL);
-		r2 = xattr_get(w->fs, inode, name, buf, (size_t)r);
+		r2 = attr_get(w->fs, inode, name, buf, (size_t)r, NULL);
 		/* size 0 is a probe again; stats change between calls */
 		if (r > 0 && strcmp(name, TIERFS_XATTR_STATS))
 			CHECK(r2 == r);
@@ -523,7 +525,7 @@ static void do_request(struct world *w, uint8_t head, uint8_t nidx,
 		break;
 	}
 	case OP_REMOVE:
-		r = xattr_remove(w->fs, inode, name, uid);
+		r = attr_remove(w->fs, inode, name, uid);
 		trace("remove", node, name, NULL, 0, r);
 		check_ret("removexattr", name, r);
 		CHECK(r <= 0);
@@ -531,11 +533,11 @@ static void do_request(struct world *w, uint8_t head, uint8_t nidx,
 	case OP_LIST: {
 		size_t size = get_sizes[(head >> 5) & 3];
 
-		r = xattr_list(w->fs, inode, NULL, 0);
+		r = attr_list(w->fs, inode, NULL, 0);
 		check_ret("listxattr", "", r);
 		buf = malloc(size);
 		CHECK(buf != NULL);
-		r = xattr_list(w->fs, inode, buf, size);
+		r = attr_list(w->fs, inode, buf, size);
 		check_ret("listxattr", "", r);
 		if (r > 0) {
 			CHECK((size_t)r <= size);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "mount.h"
 #include "inode.h"
 #include "dir.h"
 #include "data.h"
@@ -110,7 +111,7 @@ static inline struct tfs_inode *t_create(struct tierfs *fs, const char *name)
 	inode->i_nlink = 1;
 	pthread_rwlock_wrlock(&fs->ns_lock);
 	ck_assert_int_eq(inode_parent_add(inode, fs->root), 0);
-	ck_assert_int_eq(dir_add(&fs->root->i_dir, name, inode), 0);
+	ck_assert_int_eq(dir_add(&fs->root->i_dir, name, inode, NULL), 0);
 	pthread_rwlock_unlock(&fs->ns_lock);
 	inode_lookup_ref(fs, inode);
 	return inode;
@@ -122,7 +123,7 @@ static inline void t_unlink(struct tierfs *fs, const char *name)
 	struct tfs_inode *inode;
 
 	pthread_rwlock_wrlock(&fs->ns_lock);
-	inode = dir_remove(&fs->root->i_dir, name);
+	inode = dir_remove(&fs->root->i_dir, name, NULL);
 	ck_assert_ptr_nonnull(inode);
 	inode_parent_del(inode, fs->root);
 	policy_changed(fs);

@@ -3,7 +3,7 @@
  * test_ctl.c -- Check suite for fs/ctl.c, the computed user.tierfs.*
  * attributes, at their limits, on a real in-process mount (RAM tiers,
  * 4 KiB extents; files and directories made as ops.c makes them, data
- * written with data_write()), read through xattr_get() as the getxattr
+ * written with data_write()), read through attr_get(, NULL) as the getxattr
  * handler does:
  *   - layout and extents with eight tiers of 32-character names;
  *   - extent lists with 19-digit offsets (the last extent below 2^63);
@@ -13,7 +13,7 @@
  *   - user.tierfs.effective below 250-character directory names (a
  *     4 KiB path, and one too long for a value, which is shortened) and
  *     with a newline and a backslash in a name (escaped);
- *   - xattr_set() failing each of its allocations in turn (the linker
+ *   - attr_set() failing each of its allocations in turn (the linker
  *     wraps malloc and friends; see meson.build): it changes nothing or
  *     reports success, never -ENOMEM with the value stored.
  */
@@ -27,10 +27,12 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "mount.h"
 #include "inode.h"
 #include "dir.h"
 #include "data.h"
 #include "placement.h"
+#include "attr.h"
 #include "xattr.h"
 #include "ctl.h"
 #include "namespace.h"
@@ -157,7 +159,7 @@ static struct tfs_inode *t_node(struct tfs_inode *dir, const char *name,
 		inode->i_nlink = 1;
 		ck_assert_int_eq(inode_parent_add(inode, dir), 0);
 	}
-	ck_assert_int_eq(dir_add(&dir->i_dir, name, inode), 0);
+	ck_assert_int_eq(dir_add(&dir->i_dir, name, inode, inode_sub(inode)), 0);
 	if (S_ISDIR(mode))
 		inode_link_inc(fs, dir);
 	inode_lookup_ref(fs, inode);
@@ -187,7 +189,7 @@ static void t_write1(struct tfs_inode *f, uint64_t off)
  */
 static char *t_get(struct tfs_inode *inode, const char *name, size_t *ret_len)
 {
-	ssize_t n = xattr_get(fs, inode, name, NULL, 0);
+	ssize_t n = attr_get(fs, inode, name, NULL, 0, NULL);
 	char *buf;
 
 	ck_assert_msg(n >= 0, "size probe of %s: %zd", name, n);
@@ -195,10 +197,10 @@ static char *t_get(struct tfs_inode *inode, const char *name, size_t *ret_len)
 	buf = malloc((size_t)n + 1);
 	ck_assert_ptr_nonnull(buf);
 	if (n > 0)
-		ck_assert_int_eq(xattr_get(fs, inode, name, buf, (size_t)n - 1),
+		ck_assert_int_eq(attr_get(fs, inode, name, buf, (size_t)n - 1, NULL),
 				 -ERANGE);
-	ck_assert_int_eq(xattr_get(fs, inode, name, buf, (size_t)n + 1), n);
-	ck_assert_int_eq(xattr_get(fs, inode, name, buf, (size_t)n), n);
+	ck_assert_int_eq(attr_get(fs, inode, name, buf, (size_t)n + 1, NULL), n);
+	ck_assert_int_eq(attr_get(fs, inode, name, buf, (size_t)n, NULL), n);
 	buf[n] = '\0';
 	ck_assert_uint_eq(strlen(buf), (size_t)n);
 	if (ret_len)
@@ -281,14 +283,14 @@ START_TEST(test_ctl_extents_19_digit_offsets)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(name, sizeof(name), "%s%s", TIERFS_XATTR_EXTENTS_AT,
 			 bad[i]);
-		ck_assert_int_eq(xattr_get(fs, f, name, NULL, 0), -EINVAL);
+		ck_assert_int_eq(attr_get(fs, f, name, NULL, 0, NULL), -EINVAL);
 		/* never stored, never removed */
-		ck_assert_int_eq(xattr_set(fs, f, name, "1", 1, 0, 0), -EPERM);
-		ck_assert_int_eq(xattr_remove(fs, f, name, 0), -EPERM);
+		ck_assert_int_eq(attr_set(fs, f, name, "1", 1, 0, 0), -EPERM);
+		ck_assert_int_eq(attr_remove(fs, f, name, 0), -EPERM);
 	}
 	/* a directory has no extent list */
-	ck_assert_int_eq(xattr_get(fs, fs->root, TIERFS_XATTR_EXTENTS_AT "0",
-				   NULL, 0),
+	ck_assert_int_eq(attr_get(fs, fs->root, TIERFS_XATTR_EXTENTS_AT "0",
+				   NULL, 0, NULL),
 			 -ENODATA);
 }
 END_TEST
@@ -304,7 +306,7 @@ START_TEST(test_ctl_extents_paged_100k_runs)
 	/* one extent, one hole, NRUNS times: NRUNS runs */
 	for (uint64_t i = 0; i < NRUNS; i++)
 		t_write1(f, 2 * EXT * i);
-	ck_assert_int_eq(xattr_get(fs, f, TIERFS_XATTR_EXTENTS, NULL, 0),
+	ck_assert_int_eq(attr_get(fs, f, TIERFS_XATTR_EXTENTS, NULL, 0, NULL),
 			 -E2BIG);
 	for (;;) {
 		char name[64], *v, *line, *next_line;
@@ -383,7 +385,7 @@ START_TEST(test_ctl_effective_4k_path)
 		free(n);
 	}
 	ck_assert_uint_eq(path.len, 4016);
-	ck_assert_int_eq(xattr_set(fs, d, TIERFS_XATTR_PIN,
+	ck_assert_int_eq(attr_set(fs, d, TIERFS_XATTR_PIN,
 				   "t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 32, 0, 0),
 			 0);
 	f = t_file(d, "f");
@@ -398,7 +400,7 @@ START_TEST(test_ctl_effective_4k_path)
 	ck_assert_str_eq(v, want.buf);
 	free(v);
 	/* the pin on the file itself */
-	ck_assert_int_eq(xattr_set(fs, f, TIERFS_XATTR_PIN,
+	ck_assert_int_eq(attr_set(fs, f, TIERFS_XATTR_PIN,
 				   "t0xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 32, 0, 0),
 			 0);
 	v = t_get(f, TIERFS_XATTR_EFFECTIVE, NULL);
@@ -437,7 +439,7 @@ START_TEST(test_ctl_effective_too_long_path_shortened)
 		ck_assert_int_eq(strbuf_addf(&path, "/%s", n), 0);
 		free(n);
 		if (i % 60 == 59)
-			ck_assert_int_eq(xattr_set(fs, d, keys[i / 60],
+			ck_assert_int_eq(attr_set(fs, d, keys[i / 60],
 						   vals[i / 60],
 						   strlen(vals[i / 60]), 0, 0),
 					 0);
@@ -475,10 +477,10 @@ START_TEST(test_ctl_effective_escapes_newline)
 	struct tfs_inode *f = t_file(sub, "f");
 	char *v;
 
-	ck_assert_int_eq(xattr_set(fs, d, TIERFS_XATTR_PIN,
+	ck_assert_int_eq(attr_set(fs, d, TIERFS_XATTR_PIN,
 				   "t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 32, 0, 0),
 			 0);
-	ck_assert_int_eq(xattr_set(fs, sub, TIERFS_XATTR_PROMOTE, "0", 1, 0, 0),
+	ck_assert_int_eq(attr_set(fs, sub, TIERFS_XATTR_PROMOTE, "0", 1, 0, 0),
 			 0);
 	v = t_get(f, TIERFS_XATTR_EFFECTIVE, NULL);
 	ck_assert_str_eq(
@@ -504,13 +506,13 @@ START_TEST(test_ctl_verify_and_stats)
 	ck_assert_ptr_nonnull(strstr(v, "tier t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx kind=ram"));
 	ck_assert_ptr_nonnull(strstr(v, "\nmount extent_size=4096 "));
 	free(v);
-	ck_assert_int_eq(xattr_get(fs, f, TIERFS_XATTR_STATS, NULL, 0), -ENODATA);
-	ck_assert_int_eq(xattr_get(fs, fs->root, TIERFS_XATTR_VERIFY, NULL, 0),
+	ck_assert_int_eq(attr_get(fs, f, TIERFS_XATTR_STATS, NULL, 0, NULL), -ENODATA);
+	ck_assert_int_eq(attr_get(fs, fs->root, TIERFS_XATTR_VERIFY, NULL, 0, NULL),
 			 -ENODATA);
-	ck_assert_int_eq(xattr_set(fs, f, TIERFS_XATTR_LAYOUT, "x", 1, 0, 0),
+	ck_assert_int_eq(attr_set(fs, f, TIERFS_XATTR_LAYOUT, "x", 1, 0, 0),
 			 -EPERM);
 	/* computed names are never listed */
-	ck_assert_int_eq(xattr_list(fs, f, NULL, 0), 0);
+	ck_assert_int_eq(attr_list(fs, f, NULL, 0), 0);
 }
 END_TEST
 
@@ -538,9 +540,9 @@ static bool t_set_failing(struct tfs_inode *inode, long n, const char *name,
 	int r;
 
 	t_fault_arm(n);
-	r = xattr_set(fs, inode, name, val, strlen(val), 0, 0);
+	r = attr_set(fs, inode, name, val, strlen(val), 0, 0);
 	t_fail_at = -1;
-	got = xattr_get(fs, inode, name, buf, sizeof(buf));
+	got = attr_get(fs, inode, name, buf, sizeof(buf), NULL);
 	if (r == 0) {
 		ck_assert_int_eq(got, (ssize_t)strlen(val));
 		ck_assert(!memcmp(buf, val, strlen(val)));
@@ -585,7 +587,7 @@ START_TEST(test_ctl_xattr_set_enomem_changes_nothing)
 
 		snprintf(dn, sizeof(dn), "old%ld", n);
 		d = t_dir(fs->root, dn);
-		ck_assert_int_eq(xattr_set(fs, d, TIERFS_XATTR_PIN, t0,
+		ck_assert_int_eq(attr_set(fs, d, TIERFS_XATTR_PIN, t0,
 					   strlen(t0), 0, 0),
 				 0);
 		if (t_set_failing(d, n, TIERFS_XATTR_PIN, t1, t0, 0, 1))
@@ -599,7 +601,7 @@ START_TEST(test_ctl_xattr_set_enomem_changes_nothing)
 
 		snprintf(dn, sizeof(dn), "user%ld", n);
 		d = t_dir(fs->root, dn);
-		ck_assert_int_eq(xattr_set(fs, d, TIERFS_XATTR_PIN, t0,
+		ck_assert_int_eq(attr_set(fs, d, TIERFS_XATTR_PIN, t0,
 					   strlen(t0), 0, 0),
 				 0);
 		if (t_set_failing(d, n, "user.x", "value", NULL, 0, 0))

@@ -128,7 +128,7 @@ static void t_add(struct t_dir *t, bool isdir)
 	T_REQUIRE(tn->inode);
 	tn->inode->i_type = isdir ? S_IFDIR : S_IFREG;
 	T_REQUIRE(!(dir_find(&t->d, tn->name)));
-	T_REQUIRE(dir_add(&t->d, tn->name, tn->inode) == 0);
+	T_REQUIRE(dir_add(&t->d, tn->name, tn->inode, inode_sub(tn->inode)) == 0);
 	de = dir_find(&t->d, tn->name);
 	T_REQUIRE(de);
 	T_REQUIRE(de->d_inode == tn->inode);
@@ -150,9 +150,10 @@ static void t_del(struct t_dir *t, uint32_t i)
 	struct t_name *tn = &t->names[i];
 
 	T_REQUIRE(tn->live);
-	T_REQUIRE(dir_remove(&t->d, tn->name) == tn->inode);
+	T_REQUIRE(dir_remove(&t->d, tn->name, inode_sub(tn->inode)) ==
+		  tn->inode);
 	T_REQUIRE(!(dir_find(&t->d, tn->name)));
-	T_REQUIRE(!(dir_remove(&t->d, tn->name)));
+	T_REQUIRE(!(dir_remove(&t->d, tn->name, NULL)));
 	if (tn->inode->i_type == S_IFDIR)
 		T_REQUIRE(!(tn->inode->i_dir.d_self));
 	tn->live = false;
@@ -377,7 +378,7 @@ START_TEST(test_dir_add_enomem)
 		tn->inode->i_type = S_IFREG;
 		for (long k = 0;; k++) {
 			t_fault_arm(k);
-			r = dir_add(&t.d, tn->name, tn->inode);
+			r = dir_add(&t.d, tn->name, tn->inode, inode_sub(tn->inode));
 			t_fault_arm(-1);
 			if (r == 0)
 				break;

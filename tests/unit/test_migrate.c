@@ -41,6 +41,7 @@
 #include "tap.h"
 #include "throttle.h"
 #include "track.h"
+#include "attr.h"
 #include "xattr.h"
 
 #define EXT (64u * 1024)
@@ -100,10 +101,10 @@ static struct tfs_inode *t_file_on(struct t_file *f, const char *name,
 	const char *tn = fs->tiers[tier]->name;
 
 	t_file_init(f, t_create(fs, name), 16 * EXT);
-	ck_assert_int_eq(xattr_set(fs, f->ino, "user.tierfs.tiers", tn,
+	ck_assert_int_eq(attr_set(fs, f->ino, "user.tierfs.tiers", tn,
 				   strlen(tn), 0, 0), 0);
 	ck_assert_int_eq(t_write(fs, f, 0, n * EXT, seed), (ssize_t)(n * EXT));
-	ck_assert_int_eq(xattr_remove(fs, f->ino, "user.tierfs.tiers", 0), 0);
+	ck_assert_int_eq(attr_remove(fs, f->ino, "user.tierfs.tiers", 0), 0);
 	for (unsigned i = 0; i < n; i++) {
 		ck_assert_int_eq(t_tier_of(f->ino, i), (int)tier);
 		t_set_heat(f->ino, i, 0, 0);
@@ -155,7 +156,7 @@ START_TEST(test_hot_threshold)
 	/* nothing left to do: a second pass moves nothing */
 	ck_assert_uint_eq(t_pass().moved, 0);
 	/* promote=0 keeps even a saturated extent where it is */
-	ck_assert_int_eq(xattr_set(fs, f.ino, "user.tierfs.promote", "0", 1, 0,
+	ck_assert_int_eq(attr_set(fs, f.ino, "user.tierfs.promote", "0", 1, 0,
 				   0), 0);
 	t_set_heat(f.ino, 1, HEAT_MAX, 0);
 	ck_assert_uint_eq(t_pass().moved, 0);
@@ -215,7 +216,7 @@ START_TEST(test_exchange_victim_policy)
 
 	t_file_on(&r, "r", 4, 0, 1);
 	if (_i == 0)
-		ck_assert_int_eq(xattr_set(fs, r.ino, "user.tierfs.tiers",
+		ck_assert_int_eq(attr_set(fs, r.ino, "user.tierfs.tiers",
 					   "t0,t1", 5, 0, 0), 0);
 	for (unsigned i = 0; i < 4; i++)
 		t_set_heat(r.ino, i, 2, (int32_t)i);
@@ -253,7 +254,7 @@ START_TEST(test_drain)
 	t_file_on(&a, "a", 3, 0, 1);
 	t_file_on(&b, "b", 1, 0, 2);
 	/* b may live on ram only, yet a drain moves it too */
-	ck_assert_int_eq(xattr_set(fs, b.ino, "user.tierfs.tiers", "t0", 2, 0,
+	ck_assert_int_eq(attr_set(fs, b.ino, "user.tierfs.tiers", "t0", 2, 0,
 				   0), 0);
 	__atomic_or_fetch(&fs->draining, 1u, __ATOMIC_RELAXED);
 	st = t_pass();
@@ -560,7 +561,7 @@ START_TEST(test_idle_visits_nothing)
 	ck_assert_uint_eq(st.visited_extents, 0);
 	ck_assert_uint_eq(t_pass().idle_passes, 1);
 	/* a pin is a policy change that matters: every extent goes */
-	ck_assert_int_eq(xattr_set(fs, d.ino, "user.tierfs.pin", "t1", 2, 0,
+	ck_assert_int_eq(attr_set(fs, d.ino, "user.tierfs.pin", "t1", 2, 0,
 				   0), 0);
 	st = t_pass();
 	ck_assert_uint_eq(st.visited_inodes, 1);

@@ -24,6 +24,7 @@
 #include "quota.h"
 #include "strbuf.h"
 #include "t_fs.h"
+#include "attr.h"
 #include "xattr.h"
 #include "tap.h"
 
@@ -279,7 +280,7 @@ static struct tfs_inode *t_quota_file(struct tierfs *fs, const char *value,
 	struct stat st;
 
 	ck_assert_int_eq(ns_mkdir(fs, fs->root, "q", 0755, &cred, &dir, &st), 0);
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, value, strlen(value),
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, value, strlen(value),
 				   0, 0),
 			 0);
 	ck_assert_int_eq(ns_create(fs, dir, "f", 0644, &cred, &f, &st), 0);
@@ -306,11 +307,11 @@ START_TEST(test_quota_mount_charge)
 	memset(buf, 7, sizeof(buf));
 	f = t_quota_file(fs, "t0:128K,total:320K", &dir);
 	/* not root: EPERM; a bad value: EINVAL; on a file: ENOTDIR */
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "1M", 2, 0, 1000),
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, "1M", 2, 0, 1000),
 			 -EPERM);
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "x", 1, 0, 0),
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, "x", 1, 0, 0),
 			 -EINVAL);
-	ck_assert_int_eq(xattr_set(fs, f, QUOTA_XATTR, "1M", 2, 0, 0),
+	ck_assert_int_eq(attr_set(fs, f, QUOTA_XATTR, "1M", 2, 0, 0),
 			 -ENOTDIR);
 	for (int i = 0; i < 5; i++) {
 		w = data_write(fs, f, buf, EXT, (uint64_t)i * EXT);
@@ -336,7 +337,7 @@ START_TEST(test_quota_mount_charge)
 	ck_assert_int_eq(data_truncate(fs, f, 3 * EXT), 0);
 	usage_is(dir, 3 * EXT, 2 * EXT, EXT);
 	/* lifted: the total binds no more, the usage stays counted */
-	ck_assert_int_eq(xattr_remove(fs, dir, QUOTA_XATTR, 0), 0);
+	ck_assert_int_eq(attr_remove(fs, dir, QUOTA_XATTR, 0), 0);
 	for (int i = 3; i < 8; i++)
 		ck_assert_int_eq(data_write(fs, f, buf, EXT, (uint64_t)i * EXT),
 				 EXT);
@@ -359,9 +360,9 @@ START_TEST(test_quota_mount_set_counts_and_release)
 	ck_assert_int_eq(ns_create(fs, sub, "f", 0644, &cred, &f, &st), 0);
 	ck_assert_int_eq(data_write(fs, f, buf, EXT, 0), EXT);
 	ck_assert_int_eq(data_write(fs, f, buf, EXT, 3 * EXT), EXT);
-	ck_assert_int_eq(xattr_set(fs, sub, QUOTA_XATTR, "1M", 2, 0, 0), 0);
+	ck_assert_int_eq(attr_set(fs, sub, QUOTA_XATTR, "1M", 2, 0, 0), 0);
 	usage_is(sub, 2 * EXT, 2 * EXT, 0);
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "2M", 2, 0, 0), 0);
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, "2M", 2, 0, 0), 0);
 	usage_is(dir, 2 * EXT, 2 * EXT, 0);
 	ck_assert_ptr_eq(sub->i_quota->q_parent, dir->i_quota);
 	/* EXDEV across, not within */
@@ -426,7 +427,7 @@ START_TEST(test_quota_mount_inodes)
 				  &st), 0);
 	ck_assert_int_eq(ns_mkdir(fs, fs->root, "o", 0755, &root_cred,
 				  &other, &st), 0);
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "inodes:6", 8, 0, 0),
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, "inodes:6", 8, 0, 0),
 			 0);
 	ck_assert_uint_eq(t_iused(dir), 0);
 	ck_assert_int_eq(ns_create(fs, dir, "f", 0644, &root_cred, &f, &st), 0);
@@ -492,7 +493,7 @@ START_TEST(test_quota_mount_inodes)
 	ck_assert_int_eq(ns_rmdir(fs, dir, "d"), -ENOTEMPTY);
 	ck_assert_uint_eq(t_iused(dir), 3);
 	/* lifted: counted still, binding no more */
-	ck_assert_int_eq(xattr_remove(fs, dir, QUOTA_XATTR, 0), 0);
+	ck_assert_int_eq(attr_remove(fs, dir, QUOTA_XATTR, 0), 0);
 	for (int i = 0; i < 4; i++) {
 		snprintf(name, sizeof(name), "m%d", i);
 		ck_assert_int_eq(ns_create(fs, dir, name, 0644, &root_cred,
@@ -589,14 +590,14 @@ START_TEST(test_quota_mount_inodes_counted_when_set)
 	ck_assert_int_eq(ns_mkdir(fs, sub, "e", 0755, &root_cred, &x, &st), 0);
 	inode_forget(fs, x, 1);
 	/* below sub: f, f2, l (1 + 1000 / 256 = 4), e */
-	ck_assert_int_eq(xattr_set(fs, sub, QUOTA_XATTR, "inodes:7", 8, 0, 0),
+	ck_assert_int_eq(attr_set(fs, sub, QUOTA_XATTR, "inodes:7", 8, 0, 0),
 			 0);
 	ck_assert_uint_eq(t_iused(sub), 7);
 	/* below d: s and f3, and sub's 7 through its node */
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "1G", 2, 0, 0), 0);
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, "1G", 2, 0, 0), 0);
 	ck_assert_uint_eq(t_iused(dir), 9);
 	/* a quota below the use is accepted; new names fail */
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "inodes:3", 8, 0, 0),
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, "inodes:3", 8, 0, 0),
 			 0);
 	ck_assert_int_eq(ns_create(fs, dir, "g", 0644, &root_cred, &x, &st),
 			 -EDQUOT);
@@ -627,9 +628,9 @@ START_TEST(test_quota_mount_report)
 
 	memset(buf, 3, sizeof(buf));
 	ck_assert_int_eq(ns_mkdir(fs, fs->root, "r", 0755, &cred, &dir, &st), 0);
-	ck_assert_int_eq(xattr_set(fs, dir, QUOTA_XATTR, "1M", 2, 0, 0), 0);
+	ck_assert_int_eq(attr_set(fs, dir, QUOTA_XATTR, "1M", 2, 0, 0), 0);
 	ck_assert_int_eq(ns_mkdir(fs, dir, "in", 0755, &cred, &in, &st), 0);
-	ck_assert_int_eq(xattr_set(fs, in, QUOTA_XATTR, "1M", 2, 0, 0), 0);
+	ck_assert_int_eq(attr_set(fs, in, QUOTA_XATTR, "1M", 2, 0, 0), 0);
 	ck_assert_int_eq(ns_create(fs, in, "f", 0644, &cred, &f, &st), 0);
 	/* 6 extents over a RAM tier of 4: 2 spill */
 	ck_assert_int_eq(data_write(fs, f, buf, 6 * EXT, 0), 6 * EXT);

@@ -1,27 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * fs.c -- the mount as a whole: the tier stack, the root directory and
- * the teardown at unmount.
+ * mount.c -- the composition root: the top floor of the daemon's module
+ * graph (fs/README.md "Layout of the source").  It sets up a mount (the
+ * tier stack, the root directory, the dirty limit), registers what the
+ * lower modules call back into (fs->evict: what an inode holds in the
+ * modules above inode.c), and tears the mount down at unmount.  Nothing
+ * below it includes mount.h; main.c and the tests do.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mount.h"
 #include "fs.h"
-#include "kernel.h"
 #include "inode.h"
+#include "data.h"
 #include "dir.h"
 #include "heat.h"
 #include "kernel.h"
 #include "migrate.h"
+#include "quota.h"
+#include "xattr.h"
 #include "tier.h"
 #include "macro.h"
 #include "log.h"
 #include "banned.h"
+
+/*
+ * fs->evict: free what @inode holds in the modules above inode.c, which
+ * inode_free() may not call itself (it sits below them): a regular
+ * file's extents (data.c), the stored attributes and the policy parsed
+ * from them (xattr.c), and the inode's quota reference (quota.c).
+ * inode_free() frees the rest (a directory's entries, a symlink's
+ * target) after this returns.  No lock held; nothing can find @inode.
+ */
+static void mount_evict(struct tierfs *fs, struct tfs_inode *inode)
+{
+	if (inode->i_type == S_IFREG)
+		data_release(fs, inode);
+	xattr_release(fs, inode);
+	quota_release(inode);
+}
 
 /*
  * Two tiers on one directory would each think they own its space.  The
@@ -164,7 +186,13 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 	fs->opt = *opt; /* borrowed: the caller keeps @opt alive and frees it */
 	fs->extent_size = (uint32_t)opt->extent_size;
 	fs->extent_shift = (unsigned)__builtin_ctzll(opt->extent_size);
-	fs->inodes.i_next = fs->inodes.i_prev = &fs->inodes;
+	fs->inodes = calloc(1, sizeof(*fs->inodes));
+	if (!fs->inodes) {
+		free(fs);
+		return -ENOMEM;
+	}
+	fs->inodes->i_next = fs->inodes->i_prev = fs->inodes;
+	fs->evict = mount_evict;
 	fs->next_ino = 1; /* FUSE_ROOT_ID */
 	clock_gettime(CLOCK_MONOTONIC, &fs->start);
 	fs->half_life_ticks = opt->half_life * HEAT_TICKS_PER_SEC;
@@ -244,8 +272,8 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 	fs->unmounting = true;
 	for (unsigned i = 0; i < fs->ntiers; i++)
 		fs->tiers[i] = tier_free(fs->tiers[i]);
-	while (fs->inodes.i_next != &fs->inodes) {
-		struct tfs_inode *inode = fs->inodes.i_next;
+	while (fs->inodes->i_next != fs->inodes) {
+		struct tfs_inode *inode = fs->inodes->i_next;
 
 		inode->i_prev->i_next = inode->i_next;
 		inode->i_next->i_prev = inode->i_prev;
@@ -253,139 +281,7 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 	}
 	pthread_rwlock_destroy(&fs->ns_lock);
 	pthread_mutex_destroy(&fs->itab_lock);
+	free(fs->inodes);
 	free(fs);
 	return NULL;
-}
-
-/* Append to a growing string; returns 0 or -ENOMEM. */
-static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return -EINVAL;
-		if ((size_t)n < *cap - *len)
-			break;
-		char *nb = realloc(*buf, *cap * 2 + (size_t)n);
-
-		if (!nb)
-			return -ENOMEM;
-		*buf = nb;
-		*cap = *cap * 2 + (size_t)n;
-	}
-	*len += (size_t)n;
-	return 0;
-}
-
-#define LD(x) ((unsigned long long)(x))
-#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-
-/* The daemon's resident memory in bytes (/proc/self/statm), 0 if
- * unknown. */
-static uint64_t self_rss(void)
-{
-	unsigned long long size, resident;
-	FILE *f = fopen("/proc/self/statm", "re");
-	long psize = sysconf(_SC_PAGESIZE);
-	int n;
-
-	if (!f)
-		return 0;
-	n = fscanf(f, "%llu %llu", &size, &resident);
-	fclose(f);
-	return n == 2 && psize > 0 ? resident * (uint64_t)psize : 0;
-}
-
-ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
-{
-	size_t len = 0, cap = 1024;
-	char *buf = malloc(cap);
-	struct migrate_stats ms;
-	uint64_t spliced_b, spliced_w = kernel_spliced_writes(&spliced_b);
-	int r = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	buf[0] = '\0';
-	for (unsigned i = 0; i < fs->ntiers && r == 0; i++) {
-		struct tier *t = fs->tiers[i];
-		uint64_t used = tier_used_slots(t);
-
-		r = appendf(&buf, &len, &cap,
-			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
-			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "
-			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
-			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d\n",
-			    t->name, tier_kind_name(t->kind),
-			    t->path ? t->path : "-",
-			    LD((uint64_t)t->nslots * fs->extent_size),
-			    LD(tier_used_bytes(t)),
-			    LD(tier_avail_bytes(t)),
-			    LD(used), LD(LOAD(t->stats.read_bytes)),
-			    LD(LOAD(t->stats.read_ops)),
-			    LD(LOAD(t->stats.write_bytes)),
-			    LD(LOAD(t->stats.write_ops)),
-			    LD(LOAD(t->stats.promotions)),
-			    LD(LOAD(t->stats.promote_bytes)),
-			    LD(LOAD(t->stats.demotions)),
-			    LD(LOAD(t->stats.demote_bytes)),
-			    LD(LOAD(t->stats.spills)),
-			    LD(LOAD(t->stats.csum_errors)),
-			    LD(LOAD(t->stats.io_errors)),
-			    !!(LOAD(fs->draining) & (1u << i)));
-	}
-	migrator_get_stats(fs, &ms);
-	if (r == 0)
-		r = appendf(&buf, &len, &cap,
-			    "migrator enabled=%d passes=%llu moved=%llu retries=%llu failures=%llu "
-			    "high_watermark=%d low_watermark=%d bandwidth=%llu drain_stuck=%llu "
-			    "idle_passes=%llu visited_inodes=%llu visited_extents=%llu "
-			    "tracked_inodes=%llu tracked_extents=%llu queued=%llu "
-			    "throttled_bytes=%llu throttled_ms=%llu\n",
-			    tierfs_mig(fs) != NULL, LD(ms.passes), LD(ms.moved),
-			    LD(ms.retries), LD(ms.failures), fs->opt.high_wm,
-			    fs->opt.low_wm, LD(fs->opt.migrate_bw),
-			    LD(ms.drain_stuck), LD(ms.idle_passes),
-			    LD(ms.visited_inodes), LD(ms.visited_extents),
-			    LD(ms.tracked_inodes), LD(ms.tracked_extents),
-			    LD(ms.queued), LD(ms.throttled_bytes),
-			    LD(ms.throttled_ns / 1000000));
-	if (r == 0)
-		r = appendf(&buf, &len, &cap,
-			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
-			    "killpriv_v2=%d page_cache=%s dirty_limit=%llu dirty_limit_asked=%llu "
-			    "writeback_errors=%llu transport=%s uring_requests=%llu uring_threads=%u "
-			    "spliced_writes=%llu spliced_bytes=%llu "
-			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
-			    "rss=%llu\n",
-			    fs->extent_size, LD(LOAD(fs->ninodes)),
-			    fs->writeback, fs->killpriv_v2,
-			    fs->opt.page_cache == PAGE_CACHE_DROP ? "drop" : "keep",
-			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
-			    LD(LOAD(fs->wb_errors)), kernel_uring_transport(),
-			    LD(kernel_uring_requests()), kernel_uring_threads(),
-			    LD(spliced_w), LD(spliced_b),
-			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
-			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
-	if (r == 0) {
-		/* 64 opcodes of at most 32 bytes each */
-		char req[64 * 32];
-
-		if (kernel_request_counts(req, sizeof(req)) > 0)
-			r = appendf(&buf, &len, &cap, "%s\n", req);
-	}
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	*ret_text = buf;
-	return (ssize_t)len;
 }
