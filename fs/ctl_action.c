@@ -220,12 +220,60 @@ static int drain_inode(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
 	}
 }
 
+/*
+ * Move every regular file's extents off tier @t, for a drain without a
+ * migrator.  The inode table is walked DRAIN_BATCH inodes per hold of
+ * itab_lock, which every create and forget takes too (migrate.c's rule:
+ * never a walk of the whole table under it): each batch pins its
+ * regular files and the last inode it looked at, which holds the place
+ * in the list for the next batch, then drops the lock before moving
+ * anything.  Inodes made meanwhile go in at the head and are not
+ * visited; they are placed off the draining tier anyway.  Returns 0 or
+ * the first error of a move (the rest are not tried).
+ */
+#define DRAIN_BATCH 256
+
+static int drain_all(struct tierfs *fs, unsigned t)
+{
+	struct tfs_inode *batch[DRAIN_BATCH], *cursor = NULL;
+	int r = 0;
+
+	do {
+		struct tfs_inode *from, *last = NULL;
+		size_t n = 0, seen = 0;
+
+		pthread_mutex_lock(&fs->itab_lock);
+		from = cursor ? cursor : fs->inodes;
+		for (struct tfs_inode *i = from->i_next;
+		     i != fs->inodes && seen < DRAIN_BATCH; i = i->i_next) {
+			seen++;
+			last = i;
+			if (i->i_type != S_IFREG)
+				continue;
+			i->i_nref++;
+			batch[n++] = i;
+		}
+		if (last)
+			last->i_nref++; /* the place to go on from */
+		pthread_mutex_unlock(&fs->itab_lock);
+		if (cursor)
+			inode_unpin(fs, cursor);
+		cursor = last;
+		for (size_t k = 0; k < n; k++) {
+			if (r == 0)
+				r = drain_inode(fs, batch[k], t);
+			inode_unpin(fs, batch[k]);
+		}
+	} while (cursor && r == 0);
+	if (cursor)
+		inode_unpin(fs, cursor);
+	return r;
+}
+
 int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 {
 	char name[CTL_VALUE_MAX];
-	struct tfs_inode **pinned;
-	size_t n = 0;
-	int t, r = 0;
+	int t;
 
 	if (ctl_string(value, len, name, sizeof(name)) < 0)
 		return -EINVAL;
@@ -250,29 +298,5 @@ int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 		return 0;
 	}
 	/* no migrator (--no-migrate): move everything now, in this request */
-
-	/* pin every file, then move their extents off one by one */
-	pthread_mutex_lock(&fs->itab_lock);
-	for (struct tfs_inode *i = fs->inodes->i_next; i != fs->inodes;
-	     i = i->i_next)
-		n++;
-	pinned = malloc((n ? n : 1) * sizeof(*pinned));
-	n = 0;
-	for (struct tfs_inode *i = fs->inodes->i_next; pinned && i != fs->inodes;
-	     i = i->i_next) {
-		if (i->i_type != S_IFREG)
-			continue;
-		i->i_nref++;
-		pinned[n++] = i;
-	}
-	pthread_mutex_unlock(&fs->itab_lock);
-	if (!pinned)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (r == 0)
-			r = drain_inode(fs, pinned[i], (unsigned)t);
-		inode_unpin(fs, pinned[i]);
-	}
-	free(pinned);
-	return r;
+	return drain_all(fs, (unsigned)t);
 }

@@ -49,6 +49,7 @@
 
 struct tier;
 struct migrator;
+struct throttle;
 struct tfs_inode;
 
 /* Largest request we ask the kernel for (max_write, readahead). */
@@ -92,6 +93,13 @@ struct tierfs {
 	 * that ordering, not a lock, keeps a reader from a freed migrator.
 	 */
 	struct migrator *mig;
+	/*
+	 * Immutable pointer: the migration bandwidth limiter of the mount
+	 * (migrate_throttle()), shared by the migrator thread and tierctl's
+	 * moves, with or without a migrator; made and freed by mount.c.
+	 * NULL for a struct tierfs not made by tierfs_create(): no limit.
+	 */
+	struct throttle *mig_thr;
 
 	/*
 	 * Bumped (relaxed atomic) by every change that can alter some
@@ -130,7 +138,7 @@ struct tierfs {
 	bool writeback;		   /* the kernel's writeback cache is on */
 	uint64_t dirty_max;	   /* immutable; the dirty limit to set: what
 				    * was asked, capped by the kernel's dirty
-				    * threshold (fs.c dirty_max_choose()) */
+				    * threshold (mount.c dirty_max_choose()) */
 	uint64_t dirty_asked;	   /* immutable; --dirty-max, or the default */
 	uint64_t dirty_reserve;	   /* relaxed atomic; the limit in force */
 	uint64_t wb_errors;	   /* relaxed atomic; failed writebacks */

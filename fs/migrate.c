@@ -101,7 +101,6 @@ struct migrator {
 	uint64_t last_end_ns;	/* lock; CLOCK_MONOTONIC end of the last pass */
 	uint64_t last_len_ns;	/* lock; how long the last pass took */
 
-	struct throttle thr;	/* shared with ctl moves (migrate_throttle()) */
 
 	/* back-off of failing tiers; migrator thread only */
 	uint64_t backoff_until_ns[TIER_MAX_CONF];
@@ -109,38 +108,15 @@ struct migrator {
 	struct scan *scan; /* the pass under way; migrator thread only */
 };
 
-/*
- * With no migrator thread (--no-migrate, or a test's migrator_run_pass())
- * moves share this one, for the mount it was last used by: a daemon
- * serves one mount, and a unit test that makes another starts afresh.
- */
-static struct {
-	pthread_mutex_t lock;
-	const struct tierfs *fs;
-	struct throttle thr;
-} spare = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
 void migrate_throttle(struct tierfs *fs, uint64_t bytes)
 {
 	uint64_t bw = fs->opt.migrate_bw;
-	struct throttle *t;
 
-	if (bw == 0)
+	/* one limiter per mount (fs->mig_thr), shared by the migrator and
+	 * tierctl's moves, with a migrator thread or without */
+	if (bw == 0 || !fs->mig_thr)
 		return;
-	if (tierfs_mig(fs)) {
-		t = &tierfs_mig(fs)->thr;
-	} else {
-		pthread_mutex_lock(&spare.lock);
-		if (spare.fs != fs) {
-			if (spare.fs)
-				throttle_destroy(&spare.thr);
-			throttle_init(&spare.thr);
-			spare.fs = fs;
-		}
-		pthread_mutex_unlock(&spare.lock);
-		t = &spare.thr;
-	}
-	throttle_wait(t, bw, bytes);
+	throttle_wait(fs->mig_thr, bw, bytes);
 }
 
 /* qsort() must not see a NULL base, even for zero elements (UBSan). */
@@ -583,11 +559,9 @@ int migrator_start(struct tierfs *fs)
 	m->fs = fs;
 	pthread_mutex_init(&m->lock, NULL);
 	cond_init_mono(&m->cond);
-	throttle_init(&m->thr);
 	m->last_end_ns = mono_ns();
 	r = -pthread_create(&m->thread, NULL, migrator_main, m);
 	if (r < 0) {
-		throttle_destroy(&m->thr);
 		pthread_cond_destroy(&m->cond);
 		pthread_mutex_destroy(&m->lock);
 		free(m);
@@ -607,9 +581,11 @@ void migrator_stop(struct tierfs *fs)
 	m->stop = true;
 	pthread_cond_signal(&m->cond);
 	pthread_mutex_unlock(&m->lock);
-	throttle_stop(&m->thr); /* a move waiting for bandwidth ends now */
+	if (fs->mig_thr)
+		throttle_stop(fs->mig_thr); /* a move waiting for bandwidth ends now */
 	pthread_join(m->thread, NULL);
-	throttle_destroy(&m->thr);
+	if (fs->mig_thr)
+		throttle_resume(fs->mig_thr); /* for moves after this one */
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);
 	/*
@@ -672,15 +648,10 @@ void migrator_get_stats(struct tierfs *fs, struct migrate_stats *ret)
 		*ret = m->stats;
 		ret->drain_stuck = m->drain_stuck;
 		pthread_mutex_unlock(&m->lock);
-		throttle_totals(&m->thr, &ret->throttled_bytes,
-				&ret->throttled_ns);
-	} else {
-		pthread_mutex_lock(&spare.lock);
-		if (spare.fs == fs)
-			throttle_totals(&spare.thr, &ret->throttled_bytes,
-					&ret->throttled_ns);
-		pthread_mutex_unlock(&spare.lock);
 	}
+	if (fs->mig_thr)
+		throttle_totals(fs->mig_thr, &ret->throttled_bytes,
+				&ret->throttled_ns);
 	track_counts(fs, &ret->tracked_inodes, &ret->tracked_extents,
 		     &ret->queued);
 }

@@ -24,6 +24,7 @@
 #include "migrate.h"
 #include "quota.h"
 #include "xattr.h"
+#include "throttle.h"
 #include "tier.h"
 #include "macro.h"
 #include "log.h"
@@ -192,6 +193,13 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 		return -ENOMEM;
 	}
 	fs->inodes->i_next = fs->inodes->i_prev = fs->inodes;
+	fs->mig_thr = calloc(1, sizeof(*fs->mig_thr));
+	if (!fs->mig_thr) {
+		free(fs->inodes);
+		free(fs);
+		return -ENOMEM;
+	}
+	throttle_init(fs->mig_thr);
 	fs->evict = mount_evict;
 	fs->next_ino = 1; /* FUSE_ROOT_ID */
 	clock_gettime(CLOCK_MONOTONIC, &fs->start);
@@ -282,6 +290,8 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 	pthread_rwlock_destroy(&fs->ns_lock);
 	pthread_mutex_destroy(&fs->itab_lock);
 	free(fs->inodes);
+	throttle_destroy(fs->mig_thr);
+	free(fs->mig_thr);
 	free(fs);
 	return NULL;
 }

@@ -203,7 +203,7 @@ static uint64_t tier_memory(const struct tier_conf *tc, const char **ret_fs)
 	struct statfs sf;
 
 	*ret_fs = NULL;
-	if (tc->kind == TIER_RAM)
+	if (tier_kind_caps(tc->kind) & TIER_CAP_MEMORY)
 		return tc->size;
 	if (!tc->path || statfs(tc->path, &sf) < 0 ||
 	    (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))

@@ -278,8 +278,8 @@ void quota_name_del(struct tierfs *fs, struct tfs_inode *dir,
 void quota_statfs(struct tierfs *fs, struct tfs_inode *inode,
 		  const uint64_t tfree[TIER_MAX_CONF], uint64_t *total,
 		  uint64_t *avail, uint64_t *files, uint64_t *ffree);
-/* Drop @inode's reference to its node (inode_free(), via xattr.c's
- * xattr_release()).  No lock held. */
+/* Drop @inode's reference to its node (inode_free(), through fs->evict:
+ * mount.c).  No lock held. */
 void quota_release(struct tfs_inode *inode);
 
 /* ---- the attributes (xattr.c, ctl.c) ---- */

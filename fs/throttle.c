@@ -58,6 +58,13 @@ void throttle_stop(struct throttle *t)
 	pthread_mutex_unlock(&t->lock);
 }
 
+void throttle_resume(struct throttle *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stop = false;
+	pthread_mutex_unlock(&t->lock);
+}
+
 void throttle_totals(struct throttle *t, uint64_t *bytes, uint64_t *slot_ns)
 {
 	pthread_mutex_lock(&t->lock);

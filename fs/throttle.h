@@ -55,6 +55,8 @@ void throttle_init(struct throttle *t);
 void throttle_destroy(struct throttle *t);
 /* Wake and release every waiter for good (unmount). */
 void throttle_stop(struct throttle *t);
+/* Waits wait again after a throttle_stop() (the reservations go on). */
+void throttle_resume(struct throttle *t);
 /* Wait for @bytes' share of @bw bytes/s (0: no limit, no wait). */
 void throttle_wait(struct throttle *t, uint64_t bw, uint64_t bytes);
 /* The totals so far: bytes that waited for bandwidth, and the time

@@ -65,6 +65,13 @@ static const struct tier_ops *kind_ops(enum tier_kind kind)
 	}
 }
 
+unsigned tier_kind_caps(enum tier_kind kind)
+{
+	const struct tier_ops *ops = kind_ops(kind);
+
+	return ops ? ops->caps : 0;
+}
+
 static bool name_is_valid(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -185,7 +192,7 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 		return -EINVAL;
 	if (nslots > UINT32_MAX)
 		return -EFBIG;
-	if (kind != TIER_RAM && (!path || !*path))
+	if ((ops->caps & TIER_CAP_PATH) && (!path || !*path))
 		return -EINVAL;
 
 	t = calloc(1, sizeof(*t));
@@ -200,7 +207,7 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 	t->ops = ops;
 	units_setup(t, size);
 	pthread_mutex_init(&t->alloc_lock, NULL);
-	if (kind != TIER_RAM) {
+	if (ops->caps & TIER_CAP_PATH) {
 		t->path = strdup(path);
 		if (!t->path) {
 			r = -ENOMEM;
@@ -218,12 +225,12 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 		r = -ENOMEM;
 		goto err_free;
 	}
-	if (kind != TIER_RAM) {
+	if (ops->caps & TIER_CAP_CSUM) {
 		r = csum_setup(t);
 		if (r < 0)
 			goto err_free;
 	}
-	if (kind != TIER_RAM) {
+	if (ops->caps & TIER_CAP_PATH) {
 		struct stat st;
 
 		/* the filesystem whose free space the tier shares */
@@ -1707,6 +1714,32 @@ static int slab_create_named(const char *name)
  * and nothing is left behind (an unlink that failed is tried once more;
  * a named slab whose fchmod failed is unlinked).
  */
+int tier_backing_prepare(struct tier *t, char **ret_dir, int *ret_lock_fd)
+{
+	int r = tier_path_check(t->path);
+
+	*ret_dir = NULL;
+	*ret_lock_fd = -1;
+	if (r < 0)
+		return r;
+	r = tier_private_dir_create(t->path, t->name, ret_dir, ret_lock_fd);
+	if (r < 0) {
+		*ret_dir = NULL;
+		*ret_lock_fd = -1;
+		return r;
+	}
+	tier_sweep_stale(t->path, &t->swept_dirs, &t->swept_bytes);
+	/* f_bavail: the space an unprivileged user may fill */
+	r = tier_space_check(t->path, t->size);
+	if (r < 0) {
+		tier_private_dir_remove(*ret_dir, *ret_lock_fd);
+		free(*ret_dir);
+		*ret_dir = NULL;
+		*ret_lock_fd = -1;
+	}
+	return r;
+}
+
 int tier_backing_open(const char *dir)
 {
 	char *name;

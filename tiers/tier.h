@@ -84,6 +84,9 @@ struct tier;
  * struct tier_ops - what a back end implements.
  *
  * @version:  TIER_OPS_VERSION; tier_create() refuses other values.
+ * @caps:     what the back end is and needs (TIER_CAP_*): generic code
+ *            asks these, never the kind, so a new back end says what it
+ *            is here and nowhere else.
  * @sparse:   the back end's storage takes space only where written
  *            (and gives it back on @discard), so the tier may have more
  *            slots than extents of capacity (t->vslots > t->nslots).
@@ -121,9 +124,25 @@ struct tier;
  *            reader may hand it to the kernel without a copy; NULL
  *            otherwise.  The address stays valid while the slot is held.
  */
+/* The capabilities a back end declares (struct tier_ops, @caps). */
+enum tier_cap {
+	/* its storage lives under a directory, t->path: tier_create()
+	 * requires one, and the space it shares with other tiers on that
+	 * filesystem is checked (tier_check_shared_space()) */
+	TIER_CAP_PATH = 1u << 0,
+	/* its data can be changed or lost behind our back (a medium, a
+	 * file someone else can write): every TIER_CSUM_BLOCK carries a
+	 * checksum, verified on read */
+	TIER_CAP_CSUM = 1u << 1,
+	/* its storage is this process's anonymous memory: counted against
+	 * the machine's RAM at mount (options_mem.c) */
+	TIER_CAP_MEMORY = 1u << 2,
+};
+
 struct tier_ops {
 	unsigned version;
 	const char *kind_name;
+	unsigned caps;
 	bool sparse;
 	bool reserve_ahead;
 	int (*open)(struct tier *t);
@@ -141,7 +160,7 @@ struct tier_ops {
 	int (*discard_run)(struct tier *t, uint32_t first, uint32_t n);
 };
 
-#define TIER_OPS_VERSION 2
+#define TIER_OPS_VERSION 3
 
 /*
  * Per-tier counters.  Updated with relaxed atomics: each is a count on
@@ -308,6 +327,9 @@ struct tier {
  */
 enum tier_kind tier_kind_parse(const char *s);
 const char *tier_kind_name(enum tier_kind kind);
+/* The TIER_CAP_* flags the back end of @kind declares; 0 for an unknown
+ * kind or one this build lacks (pmem with -Dpmem=disabled). */
+unsigned tier_kind_caps(enum tier_kind kind);
 
 /**
  * tier_create() - make a tier and open its back end
@@ -598,6 +620,17 @@ static inline bool tier_has_csum(const struct tier *t)
  */
 int tier_path_check(const char *path);
 int tier_space_check(const char *path, uint64_t size);
+/*
+ * tier_backing_prepare() - what every back end with TIER_CAP_PATH does
+ * first, in this order: tier_path_check() of t->path, then
+ * tier_private_dir_create() (before the space check: an unwritable
+ * directory is the clearer complaint), then tier_sweep_stale() (what
+ * dead mounts left goes before the space check, t->swept_*), then
+ * tier_space_check() of t->size.  On success the caller owns *ret_dir
+ * and *ret_lock_fd as after tier_private_dir_create(); on failure
+ * nothing is left (*ret_dir NULL, *ret_lock_fd -1).
+ */
+int tier_backing_prepare(struct tier *t, char **ret_dir, int *ret_lock_fd);
 int tier_private_dir_create(const char *path, const char *name,
 			    char **ret_dir, int *ret_lock_fd);
 void tier_private_dir_remove(char *dir, int lock_fd);

@@ -169,23 +169,12 @@ static int file_open(struct tier *t)
 	struct file_priv *p;
 	int r;
 
-	r = tier_path_check(t->path);
-	if (r < 0)
-		return r;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
 	p->dio_fd = -1;
-	p->lock_fd = -1;
-	/* create first: an unwritable directory is the clearer complaint */
-	r = tier_private_dir_create(t->path, t->name, &p->dir, &p->lock_fd);
-	if (r < 0)
-		goto err_free;
-	/* what dead mounts left here goes before the space check */
-	tier_sweep_stale(t->path, &t->swept_dirs, &t->swept_bytes);
-	/* f_bavail: the space an unprivileged user may fill */
-	r = tier_space_check(t->path, t->size);
+	r = tier_backing_prepare(t, &p->dir, &p->lock_fd);
 	if (r < 0)
 		goto err_free;
 	p->fd = tier_backing_open(p->dir);
@@ -325,6 +314,7 @@ static int file_sync(struct tier *t)
 const struct tier_ops tier_file_ops = {
 	.version = TIER_OPS_VERSION,
 	.kind_name = "file",
+	.caps = TIER_CAP_PATH | TIER_CAP_CSUM,
 	.sparse = true,
 	.reserve_ahead = true,
 	.open = file_open,

@@ -334,9 +334,6 @@ static int pmem_open(struct tier *t)
 
 	if (len > SIZE_MAX)
 		return -EFBIG;
-	r = tier_path_check(t->path);
-	if (r < 0)
-		return r;
 	r = guard_install();
 	if (r < 0)
 		return r;
@@ -344,13 +341,7 @@ static int pmem_open(struct tier *t)
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
-	p->lock_fd = -1;
-	r = tier_private_dir_create(t->path, t->name, &p->dir, &p->lock_fd);
-	if (r < 0)
-		goto err_free;
-	/* what dead mounts left here goes before the space check */
-	tier_sweep_stale(t->path, &t->swept_dirs, &t->swept_bytes);
-	r = tier_space_check(t->path, t->size);
+	r = tier_backing_prepare(t, &p->dir, &p->lock_fd);
 	if (r < 0)
 		goto err_free;
 	r = slab_create(p, len);
@@ -467,6 +458,7 @@ static int pmem_sync(struct tier *t)
 const struct tier_ops tier_pmem_ops = {
 	.version = TIER_OPS_VERSION,
 	.kind_name = "pmem",
+	.caps = TIER_CAP_PATH | TIER_CAP_CSUM,
 	.open = pmem_open,
 	.close = pmem_close,
 	.read = pmem_read,

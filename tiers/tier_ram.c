@@ -149,6 +149,7 @@ const struct tier_ops tier_ram_ops = {
 	.direct = ram_direct,
 	.version = TIER_OPS_VERSION,
 	.kind_name = "ram",
+	.caps = TIER_CAP_MEMORY,
 	.sparse = true,
 	.open = ram_open,
 	.close = ram_close,

@@ -714,6 +714,59 @@ START_TEST(test_ctl_gate_per_user)
 }
 END_TEST
 
+/*
+ * A drain without a migrator moves every file now, walking the inode
+ * table a batch at a time (ctl_action.c drain_all(), DRAIN_BATCH 256):
+ * files and directories mixed, over several batches, each file's byte
+ * read back from the other tier, nothing left on the drained one, and
+ * the pins of the walk all given back (a file unlinked after the drain
+ * is freed, its unit returned).
+ */
+START_TEST(test_ctl_drain_without_migrator_in_batches)
+{
+	enum { NFILES = 700 };
+	static struct tfs_inode *f[NFILES];
+	char name[32], t0[TIER_CONF_NAME_MAX + 1];
+	uint64_t inodes;
+
+	for (unsigned i = 0; i < NFILES; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		f[i] = t_file(fs->root, name);
+		ck_assert_int_eq(data_write(fs, f[i], &(char){ (char)i }, 1,
+					    i), 1);
+		if (i % 50 == 0) {
+			snprintf(name, sizeof(name), "d%u", i);
+			(void)t_dir(fs->root, name);
+		}
+	}
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), NFILES);
+	long_name(t0, 0);
+	ck_assert_int_eq(attr_set(fs, fs->root, TIERFS_XATTR_CTL_DRAIN, t0,
+				  strlen(t0), 0, 0), 0);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 0);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[1]), NFILES);
+	for (unsigned i = 0; i < NFILES; i++) {
+		char c = 0;
+
+		ck_assert_int_eq(data_read(fs, f[i], &c, 1, i), 1);
+		ck_assert_int_eq(c, (char)i);
+		ck_assert_uint_eq(f[i]->i_nref, 0);
+	}
+	ck_assert_uint_eq(fs->root->i_nref, 0);
+	/* no pin left behind: an unlinked, forgotten file goes at once */
+	inodes = __atomic_load_n(&fs->ninodes, __ATOMIC_RELAXED);
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	ck_assert_ptr_eq(dir_remove(&fs->root->i_dir, "f0", NULL), f[0]);
+	inode_parent_del(f[0], fs->root);
+	inode_link_drop(fs, f[0], 1);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	inode_forget(fs, f[0], 1);
+	ck_assert_uint_eq(__atomic_load_n(&fs->ninodes, __ATOMIC_RELAXED),
+			  inodes - 1);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[1]), NFILES - 1);
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
@@ -745,6 +798,7 @@ static Suite *ctl_suite(void)
 	tcase_add_checked_fixture(tc, setup_two, teardown);
 	tcase_add_test(tc, test_ctl_xattr_set_enomem_changes_nothing);
 	tcase_add_test(tc, test_ctl_gate_per_user);
+	tcase_add_test(tc, test_ctl_drain_without_migrator_in_batches);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -432,6 +432,37 @@ START_TEST(test_throttle_shared)
 }
 END_TEST
 
+/*
+ * Each mount has its own limiter (fs->mig_thr), with or without a
+ * migrator: moves on a second mount neither share the first one's
+ * bandwidth nor wipe its counters.  The limiter was once one process
+ * global handed to whichever mount used it last, which reset it, so the
+ * first mount's throttled_bytes read 0 after the second one moved.
+ */
+START_TEST(test_throttle_per_mount)
+{
+	const uint32_t slots[2] = { 8, 8 };
+	struct migrate_stats a, b;
+	struct t_fs other;
+
+	t_fs_setup(&other, EXT, 2, slots);
+	ck_assert_ptr_nonnull(fs->mig_thr);
+	ck_assert_ptr_ne(fs->mig_thr, other.fs->mig_thr);
+	/* fast enough that nothing waits longer than the slack */
+	fs->opt.migrate_bw = 1ull << 40;
+	other.fs->opt.migrate_bw = 1ull << 40;
+	migrate_throttle(fs, 256 * 1024);
+	migrate_throttle(other.fs, 64 * 1024);
+	migrate_throttle(fs, 256 * 1024);
+	migrator_get_stats(fs, &a);
+	migrator_get_stats(other.fs, &b);
+	ck_assert_uint_eq(a.throttled_bytes, 512 * 1024);
+	ck_assert_uint_eq(b.throttled_bytes, 64 * 1024);
+	fs->opt.migrate_bw = 0;
+	t_fs_teardown(&other);
+}
+END_TEST
+
 START_TEST(test_kicks_coalesce)
 {
 	struct migrate_stats st;
@@ -729,6 +760,7 @@ static Suite *migrate_suite(void)
 	tcase_add_loop_test(tc, test_pass_faults, 0, 3);
 	tcase_add_test(tc, test_run_pass_busy);
 	tcase_add_test(tc, test_throttle_shared);
+	tcase_add_test(tc, test_throttle_per_mount);
 	tcase_add_test(tc, test_kicks_coalesce);
 	suite_add_tcase(s, tc);
 

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "tier.h"
@@ -266,6 +267,45 @@ START_TEST(test_tier_ram_kind_names)
 	ck_assert_str_eq(tier_kind_name(_TIER_KIND_MAX), "invalid");
 	ck_assert_str_eq(tier_ram_ops.kind_name, "ram");
 	ck_assert_uint_eq(tier_ram_ops.version, TIER_OPS_VERSION);
+}
+END_TEST
+
+/*
+ * What each back end declares it is (tier_ops.caps), and what
+ * tier_create() does with it, with no switch on the kind: a RAM tier is
+ * memory, needs no path and carries no checksums; a file tier needs a
+ * path and checksums its blocks.
+ */
+START_TEST(test_tier_ram_caps_decide_setup)
+{
+	char dir[] = "/tmp/tfs-caps-XXXXXX";
+	struct tier *ct = NULL;
+
+	ck_assert_uint_eq(tier_kind_caps(TIER_RAM), TIER_CAP_MEMORY);
+	ck_assert_uint_eq(tier_kind_caps(TIER_FILE),
+			  TIER_CAP_PATH | TIER_CAP_CSUM);
+	ck_assert_uint_eq(tier_kind_caps(_TIER_KIND_INVALID), 0);
+	ck_assert_uint_eq(tier_kind_caps(_TIER_KIND_MAX), 0);
+	ck_assert_uint_eq(tier_ram_ops.caps, TIER_CAP_MEMORY);
+
+	ck_assert_int_eq(tier_create("r", TIER_RAM, NULL, 1 << 20, 4096, &ct),
+			 0);
+	ck_assert(!tier_has_csum(ct));
+	ck_assert_ptr_null(ct->path);
+	ck_assert_ptr_nonnull(tier_read_direct(ct, 0, 0, 4096));
+	ct = tier_free(ct);
+
+	/* TIER_CAP_PATH: no path, no tier */
+	ck_assert_int_eq(tier_create("f", TIER_FILE, NULL, 1 << 20, 4096, &ct),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(tier_create("f", TIER_FILE, dir, 1 << 20, 4096, &ct),
+			 0);
+	ck_assert(tier_has_csum(ct));
+	ck_assert_str_eq(ct->path, dir);
+	ck_assert_ptr_null(tier_read_direct(ct, 0, 0, 4096));
+	ct = tier_free(ct);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -1195,6 +1235,7 @@ static Suite *tier_ram_suite(void)
 	tcase_add_test(tc, test_tier_ram_create_too_many_slots);
 	tcase_add_test(tc, test_tier_ram_free_accepts_null);
 	tcase_add_test(tc, test_tier_ram_kind_names);
+	tcase_add_test(tc, test_tier_ram_caps_decide_setup);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("alloc");
