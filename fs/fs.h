@@ -102,15 +102,16 @@ struct tierfs {
 	struct throttle *mig_thr;
 
 	/*
-	 * Bumped (relaxed atomic) by every change that can alter some
-	 * inode's effective policy: a policy attribute set or removed, a
-	 * rename, link or unlink (policy_changed()).  Cached policies older
-	 * than it are resolved again (a walk up to the nearest policy), and
-	 * the migrator's next pass looks at every inode with data (track.c).
-	 * Not rare: every unlink, rename and link bumps it, so on a
-	 * filesystem busy with rm -rf or write-then-rename a pass costs what
-	 * exists, not what changed.  Scoping it to the subtree of a policy is
-	 * issue 20's, not done yet.
+	 * Bumped (relaxed atomic) by a change that can alter the effective
+	 * policy of many inodes: a policy attribute set or removed, a
+	 * directory renamed or given another owner (policy_changed()).
+	 * Cached policies older than it are resolved again (a walk up to
+	 * the nearest policy), and the migrator's next pass looks at every
+	 * inode with data (track.c).  A change that alters one inode's
+	 * policy only -- a file's link, unlink or rename, an empty
+	 * directory's removal, the common operations -- does not bump it:
+	 * policy_changed_inode() clears that inode's cache and notes it for
+	 * the migrator alone.
 	 */
 	uint64_t policy_gen;
 	uint32_t draining;	/* relaxed atomic; bit per tier taking no data */

@@ -238,7 +238,7 @@ static void forget_parent(struct tierfs *fs, struct tfs_inode *inode,
 		inode_parent_del(inode, dir);
 		if (inode->i_nparents > 0)
 			inode_uncharge(fs, units);
-		policy_changed(fs);
+		policy_changed_inode(fs, inode);
 	}
 }
 
@@ -291,7 +291,7 @@ int ns_rmdir(struct tierfs *fs, struct tfs_inode *dir, const char *name)
 		 * policy lookups at the root, never at a freed inode */
 		inode->i_dir.d_parent = fs->root;
 		forget_parent(fs, inode, dir);
-		policy_changed(fs);
+		policy_changed_inode(fs, inode); /* empty: nothing below it */
 		inode_link_drop(fs, dir, 1);
 		inode_link_drop(fs, inode, 2);
 	}
@@ -331,12 +331,14 @@ static int quota_cross(struct tierfs *fs, const struct tfs_inode *inode,
 static void reparent(struct tierfs *fs, struct tfs_inode *child,
 		     struct tfs_inode *from, struct tfs_inode *to)
 {
-	/* the new name's directory governs the policy from now on */
-	policy_changed(fs);
+	/* the new name's directory governs the policy from now on: of the
+	 * file alone, or of the directory's whole subtree */
 	if (child->i_type != S_IFDIR) {
 		inode_parent_move(child, from, to);
+		policy_changed_inode(fs, child);
 		return;
 	}
+	policy_changed(fs);
 	if (from == to)
 		return;
 	child->i_dir.d_parent = to;
@@ -502,7 +504,7 @@ int ns_link(struct tierfs *fs, struct tfs_inode *inode, struct tfs_inode *dir,
 	}
 	if (r == 0) {
 		inode_link_inc(fs, inode);
-		policy_changed(fs);
+		policy_changed_inode(fs, inode); /* not a directory */
 		touch_c(inode);
 		touch_dir(dir);
 		inode_lookup_ref(fs, inode);

@@ -27,6 +27,7 @@
 #include "inode.h"
 #include "dir.h"
 #include "quota.h"
+#include "track.h"
 #include "tier.h"
 #include "banned.h"
 
@@ -119,11 +120,16 @@ static void policy_lookup(struct tierfs *fs, struct tfs_inode *inode,
 
 	pthread_rwlock_rdlock(&fs->ns_lock);
 	resolve(fs, inode, &p);
-	pthread_rwlock_unlock(&fs->ns_lock);
 	*ret = p;
-	if (!keep)
+	if (!keep) {
+		pthread_rwlock_unlock(&fs->ns_lock);
 		return;
-
+	}
+	/*
+	 * Stored with ns_lock still held: policy_changed_inode() runs with
+	 * it exclusive, so it comes either before the resolve (which saw
+	 * its change) or after this store (which it clears).
+	 */
 	pthread_mutex_lock(&inode->i_lock);
 	/* made on first use; without memory the policy is just not cached */
 	if (!inode->i_effc)
@@ -134,6 +140,7 @@ static void policy_lookup(struct tierfs *fs, struct tfs_inode *inode,
 		inode->i_effc->gen = gen + 1;
 	}
 	pthread_mutex_unlock(&inode->i_lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 }
 
 void policy_get(struct tierfs *fs, struct tfs_inode *inode,
@@ -151,6 +158,15 @@ void policy_peek(struct tierfs *fs, struct tfs_inode *inode,
 void policy_changed(struct tierfs *fs)
 {
 	__atomic_add_fetch(&fs->policy_gen, 1, __ATOMIC_RELAXED);
+}
+
+void policy_changed_inode(struct tierfs *fs, struct tfs_inode *inode)
+{
+	pthread_mutex_lock(&inode->i_lock);
+	if (inode->i_effc)
+		inode->i_effc->gen = 0; /* never current: stored as gen + 1 */
+	pthread_mutex_unlock(&inode->i_lock);
+	track_policy_note(fs, inode);
 }
 
 void tierfs_statfs(struct tierfs *fs, struct statvfs *st)

@@ -30,10 +30,18 @@ void policy_get(struct tierfs *fs, struct tfs_inode *inode,
  * need the policy again.  Same locks as policy_get(). */
 void policy_peek(struct tierfs *fs, struct tfs_inode *inode,
 		 struct policy *ret);
-/* Some inode's effective policy may have changed (a policy attribute
- * set or removed, a rename, link or unlink): cached ones resolve again.
- * Relaxed atomic; any lock or none. */
+/* Any inode's effective policy may have changed (a policy attribute set
+ * or removed, a directory renamed, a directory's owner changed): every
+ * cached one resolves again, and the migrator's next pass looks at every
+ * inode with data.  Relaxed atomic; any lock or none. */
 void policy_changed(struct tierfs *fs);
+/* Only @inode's effective policy may have changed: a non-directory got,
+ * lost or moved a name (its policy follows its latest name's directory),
+ * or an empty directory was removed.  Its cached policy resolves again
+ * and the migrator's next pass looks at it, nothing else.  Called with
+ * ns_lock held exclusive (the ordering with policy_get()'s cache store,
+ * placement.c); takes i_lock and track_mu. */
+void policy_changed_inode(struct tierfs *fs, struct tfs_inode *inode);
 /* statfs of the whole mount: every tier.  Takes itab_lock. */
 void tierfs_statfs(struct tierfs *fs, struct statvfs *st);
 /* statfs restricted to the tiers @inode's policy allows. */

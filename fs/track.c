@@ -201,7 +201,9 @@ static void rehash(struct track *tr, unsigned shift)
 	free(oh);
 }
 
-static void fresh_push(struct track *tr, struct tfs_inode *inode)
+/* Put @inode on the new list; false (and an overflow: the next pass
+ * looks at everything) without the memory for it. */
+static bool fresh_push(struct track *tr, struct tfs_inode *inode)
 {
 	if (tr->nfresh == tr->cfresh) {
 		size_t nc = tr->cfresh ? 2 * tr->cfresh : 64;
@@ -210,12 +212,13 @@ static void fresh_push(struct track *tr, struct tfs_inode *inode)
 		if (!nv) {
 			tr->overflow = true;
 			lost("the list of new files");
-			return;
+			return false;
 		}
 		tr->fresh = nv;
 		tr->cfresh = nc;
 	}
 	tr->fresh[tr->nfresh++] = inode;
+	return true;
 }
 
 /* The entry of @inode, made (fresh, no counts) if it has none. */
@@ -237,7 +240,10 @@ static struct tent *tent_get(struct track *tr, struct tfs_inode *inode)
 	te->hnext = tr->hash[b];
 	tr->hash[b] = te;
 	tr->ninodes++;
-	fresh_push(tr, inode);
+	/* not on the list: not fresh, or its notes would be dropped for
+	 * good; the overflow looks at it whole */
+	if (!fresh_push(tr, inode))
+		te->fresh = false;
 	if (tr->ninodes > ((uint64_t)1 << tr->hshift))
 		rehash(tr, tr->hshift + 1);
 	return te;
@@ -503,6 +509,21 @@ void track_note(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx)
 	te = entry_of(fs, inode);
 	if (te && !te->fresh)
 		q_insert(track_of(fs, false), inode, idx);
+	pthread_mutex_unlock(&track_mu);
+}
+
+void track_policy_note(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct tent *te;
+
+	if (fs->ntiers < 2)
+		return;
+	pthread_mutex_lock(&track_mu);
+	te = entry_of(fs, inode);
+	/* looked at whole by the next collect, as a new inode is (or,
+	 * without memory for the list, with everything: the overflow) */
+	if (te && !te->fresh && fresh_push(track_of(fs, false), inode))
+		te->fresh = true;
 	pthread_mutex_unlock(&track_mu);
 }
 

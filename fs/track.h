@@ -2,9 +2,10 @@
 /*
  * track.h -- what the migrator has to look at, kept up to date by the
  * data paths so that a pass costs what changed, not what exists -- with
- * one exception: a bump of fs->policy_gen, which every unlink, rename
- * and link makes, sends the next pass over every inode with data (see
- * fs.h; scoping it is issue 20's).
+ * one exception: a bump of fs->policy_gen (a policy attribute set or
+ * removed, a directory renamed or given to another owner) sends the next
+ * pass over every inode with data.  An unlink, link or rename of a file,
+ * the common operations, only note that file (track_policy_note()).
  *
  * Per mount, the tracker keeps:
  *  - the inodes with data: for each tier t, the set S_t of inodes with
@@ -89,6 +90,10 @@ void track_touch(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 /* Note extent @idx of @inode for the next pass, whatever it is.  Any
  * lock or none. */
 void track_note(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx);
+/* @inode's effective policy may have changed (policy_changed_inode()):
+ * if it has data, the next pass looks at all of it, as at an inode new to
+ * data.  Any lock but track_mu, or none. */
+void track_policy_note(struct tierfs *fs, struct tfs_inode *inode);
 
 /* ---- for the migrator -------------------------------------------- */
 

@@ -126,7 +126,7 @@ static inline void t_unlink(struct tierfs *fs, const char *name)
 	inode = dir_remove(&fs->root->i_dir, name, NULL);
 	ck_assert_ptr_nonnull(inode);
 	inode_parent_del(inode, fs->root);
-	policy_changed(fs);
+	policy_changed_inode(fs, inode);
 	inode_link_drop(fs, inode, 1);
 	pthread_rwlock_unlock(&fs->ns_lock);
 }

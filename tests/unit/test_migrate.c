@@ -42,6 +42,7 @@
 #include "throttle.h"
 #include "track.h"
 #include "attr.h"
+#include "namespace.h"
 #include "xattr.h"
 
 #define EXT (64u * 1024)
@@ -563,6 +564,7 @@ START_TEST(test_idle_visits_nothing)
 	struct migrate_stats st;
 	struct t_file d;
 	char name[32];
+	uint64_t gen;
 
 	t_empties();
 	/* one file with data: 3 extents on slow */
@@ -579,18 +581,20 @@ START_TEST(test_idle_visits_nothing)
 		ck_assert_uint_eq(st.visited_inodes, 0);
 		ck_assert_uint_eq(st.visited_extents, 0);
 	}
-	/* removing empty files moves the policy generation: the pass
-	 * looks at the inodes with data only, and not at their extents
-	 * (their policy did not change) */
+	/* removing files changes no other file's policy: the policy
+	 * generation stays and the pass looks at nothing (issue 20: every
+	 * unlink once sent the next pass over every inode with data) */
+	gen = fs->policy_gen;
 	for (unsigned i = 0; i < 100; i++) {
 		snprintf(name, sizeof(name), "e%u", i);
 		t_unlink(fs, name);
 		t_forget(fs, empties[i]);
 	}
+	ck_assert_uint_eq(fs->policy_gen, gen);
 	st = t_pass();
-	ck_assert_uint_eq(st.visited_inodes, 1);
+	ck_assert_uint_eq(st.visited_inodes, 0);
 	ck_assert_uint_eq(st.visited_extents, 0);
-	ck_assert_uint_eq(t_pass().idle_passes, 1);
+	ck_assert_uint_eq(st.idle_passes, 1);
 	/* a pin is a policy change that matters: every extent goes */
 	ck_assert_int_eq(attr_set(fs, d.ino, "user.tierfs.pin", "t1", 2, 0,
 				   0), 0);
@@ -603,6 +607,64 @@ START_TEST(test_idle_visits_nothing)
 	t_settle();
 	ck_assert_uint_eq(t_pass().visited_inodes, 0);
 	t_file_done(&d);
+}
+END_TEST
+
+/*
+ * A rename of a file changes that file's policy only: the next pass
+ * looks at it alone, and moves its data to the new directory's tiers;
+ * the other file with data is not visited.  A rename of a directory
+ * changes its subtree's: that bumps the policy generation.
+ */
+START_TEST(test_rename_scoped_to_the_file)
+{
+	struct ns_cred cred = { .uid = getuid(), .gid = getgid() };
+	struct tfs_inode *pinned, *plain;
+	struct migrate_stats st;
+	struct t_file a, b;
+	struct stat sb;
+	uint64_t gen;
+
+	ck_assert_int_eq(ns_mkdir(fs, fs->root, "pinned", 0755, &cred,
+				  &pinned, &sb), 0);
+	ck_assert_int_eq(attr_set(fs, pinned, "user.tierfs.pin", "t1", 2, 0,
+				  0), 0);
+	ck_assert_int_eq(ns_mkdir(fs, fs->root, "plain", 0755, &cred, &plain,
+				  &sb), 0);
+	t_file_on(&a, "a", 2, 0, 1);
+	t_file_on(&b, "b", 2, 0, 2);
+	t_settle();
+	ck_assert_uint_eq(t_count_on(a.ino, 0), 2);
+
+	gen = fs->policy_gen;
+	ck_assert_int_eq(ns_rename(fs, fs->root, "a", pinned, "a", 0), 0);
+	ck_assert_uint_eq(fs->policy_gen, gen);
+	st = t_pass();
+	ck_assert_uint_eq(st.visited_inodes, 1);
+	ck_assert_uint_eq(st.moved, 2);
+	ck_assert_uint_eq(t_count_on(a.ino, 1), 2);
+	ck_assert_uint_eq(t_count_on(b.ino, 0), 2);
+	t_verify(fs, &a);
+	t_settle();
+
+	/* and back out, through a hard link's removal: a's policy is its
+	 * latest name's directory again, the root's */
+	ck_assert_int_eq(ns_link(fs, a.ino, fs->root, "a2", &sb), 0);
+	ck_assert_int_eq(ns_unlink(fs, pinned, "a"), 0);
+	ck_assert_uint_eq(fs->policy_gen, gen);
+	st = t_settle();
+	ck_assert_uint_eq(st.visited_inodes, 1);
+	t_verify(fs, &a);
+
+	/* a directory's rename may change every file below it */
+	ck_assert_int_eq(ns_rename(fs, fs->root, "plain", pinned, "plain", 0),
+			 0);
+	ck_assert_uint_gt(fs->policy_gen, gen);
+	t_settle();
+	t_verify(fs, &a);
+	t_verify(fs, &b);
+	t_file_done(&a);
+	t_file_done(&b);
 }
 END_TEST
 
@@ -768,6 +830,7 @@ static Suite *migrate_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_idle_visits_nothing);
+	tcase_add_test(tc, test_rename_scoped_to_the_file);
 	tcase_add_test(tc, test_hot_and_cold_among_empties);
 	tcase_add_test(tc, test_removed_leaves_sets);
 	tcase_add_test(tc, test_lost_notes_full_look);
