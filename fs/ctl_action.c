@@ -203,9 +203,7 @@ static int drain_inode(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
 		if (!e || e->tier != t)
 			return 0;
 		for (unsigned k = 1; k < fs->ntiers && r == -ENOSPC; k++) {
-			/* t+1, t+2, ..., then t-1, t-2, ... */
-			unsigned u = t + k < fs->ntiers ? t + k
-							: fs->ntiers - 1 - k;
+			unsigned u = migrate_drain_order(t, k, fs->ntiers);
 
 			if (u == t || u >= fs->ntiers ||
 			    tier_free_slots(fs->tiers[u]) == 0)

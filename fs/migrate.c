@@ -406,9 +406,8 @@ static int drain_one(struct migrator *m, struct cand *c)
 		const struct cand *p = pass ? &any : c;
 
 		for (unsigned k = 1; k < fs->ntiers; k++) {
-			unsigned u = c->tier + k < fs->ntiers
-					     ? c->tier + k
-					     : fs->ntiers - 1 - k;
+			unsigned u = migrate_drain_order(c->tier, k,
+							 fs->ntiers);
 
 			if (u < fs->ntiers && usable(fs, p, u))
 				return move(m, c, u) == 0 ? 0 : -EAGAIN;

@@ -59,6 +59,18 @@ void migrator_kick(struct tierfs *fs);
  * loop a user can drive. */
 void migrator_kick_now(struct tierfs *fs);
 
+/*
+ * The @k-th tier (1 .. @ntiers - 1) an extent draining off tier @t tries:
+ * the slower ones first, nearest first (t+1, t+2, ...), then the faster
+ * ones, nearest first (t-1, t-2, ...).  One order for the migrator's
+ * drain and for a drain without one (ctl_action.c).
+ */
+static inline unsigned migrate_drain_order(unsigned t, unsigned k,
+					   unsigned ntiers)
+{
+	return t + k < ntiers ? t + k : ntiers - 1 - k;
+}
+
 /**
  * migrate_throttle() - wait for the bandwidth of moving @bytes
  * Every move of the mount -- the migrator's, tierctl migrate's, a drain's

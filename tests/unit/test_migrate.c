@@ -433,6 +433,29 @@ START_TEST(test_throttle_shared)
 }
 END_TEST
 
+/* The one drain order (migrate_drain_order()): every other tier once,
+ * the slower ones nearest first, then the faster ones nearest first. */
+START_TEST(test_drain_order)
+{
+	for (unsigned n = 2; n <= TIER_MAX_CONF; n++)
+		for (unsigned t = 0; t < n; t++) {
+			unsigned want[TIER_MAX_CONF], w = 0;
+
+			for (unsigned u = t + 1; u < n; u++)
+				want[w++] = u;
+			for (unsigned u = t; u-- > 0;)
+				want[w++] = u;
+			ck_assert_uint_eq(w, n - 1);
+			for (unsigned k = 1; k < n; k++)
+				ck_assert_msg(migrate_drain_order(t, k, n) ==
+						      want[k - 1],
+					      "n=%u t=%u k=%u: %u, not %u", n,
+					      t, k, migrate_drain_order(t, k, n),
+					      want[k - 1]);
+		}
+}
+END_TEST
+
 /*
  * Each mount has its own limiter (fs->mig_thr), with or without a
  * migrator: moves on a second mount neither share the first one's
@@ -823,6 +846,7 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_run_pass_busy);
 	tcase_add_test(tc, test_throttle_shared);
 	tcase_add_test(tc, test_throttle_per_mount);
+	tcase_add_test(tc, test_drain_order);
 	tcase_add_test(tc, test_kicks_coalesce);
 	suite_add_tcase(s, tc);
 
