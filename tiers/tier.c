@@ -72,6 +72,56 @@ unsigned tier_kind_caps(enum tier_kind kind)
 	return ops ? ops->caps : 0;
 }
 
+/*
+ * Returns the injected -errno when the test hook fires for a call of
+ * class @op (enum tier_fault_op), else 0.  Calls of other classes do not
+ * count down.
+ */
+static int fault_check(struct tier *t, unsigned op)
+{
+	int n = __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED);
+	unsigned ops;
+
+	if (likely(n <= 0))
+		return 0;
+	ops = __atomic_load_n(&t->fault_ops, __ATOMIC_RELAXED);
+	if (!((ops ? ops : TIER_FAULT_IO) & op))
+		return 0;
+	/* count down without ever passing zero, whatever other threads do */
+	while (unlikely(n > 0)) {
+		if (__atomic_compare_exchange_n(&t->fault_countdown, &n, n - 1,
+						false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return n == 1 ? (t->fault_errno ? -t->fault_errno : -EIO)
+				      : 0;
+	}
+	return 0;
+}
+
+/* The back end's discard, reserve and sync, through the fault hook. */
+static int be_discard(struct tier *t, uint32_t slot, uint64_t off,
+		      uint64_t len)
+{
+	int r = fault_check(t, TIER_FAULT_DISCARD);
+
+	return r ? r : t->ops->discard(t, slot, off, len);
+}
+
+static int be_discard_run(struct tier *t, uint32_t first, uint32_t n)
+{
+	int r = fault_check(t, TIER_FAULT_DISCARD);
+
+	return r ? r : t->ops->discard_run(t, first, n);
+}
+
+static int be_reserve(struct tier *t, uint32_t slot, uint64_t off,
+		      uint64_t len)
+{
+	int r = fault_check(t, TIER_FAULT_RESERVE);
+
+	return r ? r : t->ops->reserve(t, slot, off, len);
+}
+
 static bool name_is_valid(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -616,12 +666,12 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 	pthread_mutex_unlock(&t->alloc_lock);
 
 	if (rend && t->ops->reserve) {
-		r = t->ops->reserve(t, slot, (uint64_t)rfirst << t->unit_shift,
+		r = be_reserve(t, slot, (uint64_t)rfirst << t->unit_shift,
 				    (uint64_t)(rend - rfirst) << t->unit_shift);
 		if (r < 0 && resv && rend > last + 1) {
 			/* only the ahead part may be what did not fit */
 			rend = last + 1;
-			r = t->ops->reserve(t, slot,
+			r = be_reserve(t, slot,
 					    (uint64_t)rfirst << t->unit_shift,
 					    (uint64_t)(rend - rfirst)
 						    << t->unit_shift);
@@ -756,7 +806,7 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 
 	if (NEVER(slot >= t->vslots))
 		return;
-	r = t->ops->discard(t, slot, 0, t->extent_size);
+	r = be_discard(t, slot, 0, t->extent_size);
 	if (r < 0)
 		r = slot_zero_raw(t, slot, 0, t->extent_size);
 	if (r == 0)
@@ -784,7 +834,7 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
 	if (NEVER(first >= t->vslots || n > t->vslots - first))
 		return;
 	if (n == 1 || !t->ops->discard_run ||
-	    t->ops->discard_run(t, first, n) < 0) {
+	    be_discard_run(t, first, n) < 0) {
 		for (uint32_t i = 0; i < n; i++)
 			tier_slot_free(t, first + i);
 		return;
@@ -1032,22 +1082,6 @@ static int backend_err(struct tier *t, int err)
 	return tier_errno(err);
 }
 
-/* Returns the injected -errno when the test hook fires, else 0. */
-static int fault_check(struct tier *t)
-{
-	int n = __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED);
-
-	/* count down without ever passing zero, whatever other threads do */
-	while (unlikely(n > 0)) {
-		if (__atomic_compare_exchange_n(&t->fault_countdown, &n, n - 1,
-						false, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
-			return n == 1 ? (t->fault_errno ? -t->fault_errno : -EIO)
-				      : 0;
-	}
-	return 0;
-}
-
 /* tier_bulk_begin() (tier.h): per thread, read by the back ends */
 static __thread bool bulk_io;
 
@@ -1069,7 +1103,7 @@ bool tier_bulk(void)
 static ssize_t raw_read(struct tier *t, uint32_t slot, uint64_t off,
 			void *buf, size_t len)
 {
-	ssize_t r = fault_check(t);
+	ssize_t r = fault_check(t, TIER_FAULT_IO);
 
 	if (r == 0)
 		r = t->ops->read(t, slot, off, buf, len);
@@ -1083,7 +1117,7 @@ static ssize_t raw_read(struct tier *t, uint32_t slot, uint64_t off,
 static ssize_t raw_write(struct tier *t, uint32_t slot, uint64_t off,
 			 const void *buf, size_t len)
 {
-	ssize_t r = fault_check(t);
+	ssize_t r = fault_check(t, TIER_FAULT_IO);
 
 	if (r == 0)
 		r = t->ops->write(t, slot, off, buf, len);
@@ -1388,7 +1422,7 @@ static uint64_t units_release(struct tier *t, uint32_t slot, uint32_t u0,
 {
 	uint64_t *w;
 
-	if (t->ops->discard(t, slot, (uint64_t)u0 << t->unit_shift,
+	if (be_discard(t, slot, (uint64_t)u0 << t->unit_shift,
 			    (uint64_t)(u1 - u0) << t->unit_shift) < 0)
 		return 0;
 	pthread_mutex_lock(&t->alloc_lock);
@@ -1488,7 +1522,10 @@ const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 
 int tier_sync(struct tier *t)
 {
-	int r = t->ops->sync ? t->ops->sync(t) : 0;
+	int r = fault_check(t, TIER_FAULT_SYNC);
+
+	if (r == 0 && t->ops->sync)
+		r = t->ops->sync(t);
 
 	if (r < 0) {
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);

@@ -124,6 +124,15 @@ struct tier;
  *            reader may hand it to the kernel without a copy; NULL
  *            otherwise.  The address stays valid while the slot is held.
  */
+/* The classes of back end calls the fault hook can fail (struct tier,
+ * fault_ops; tests/unit/faulty_tier.h). */
+enum tier_fault_op {
+	TIER_FAULT_IO = 1u << 0,      /* read and write */
+	TIER_FAULT_DISCARD = 1u << 1, /* discard and discard_run */
+	TIER_FAULT_RESERVE = 1u << 2,
+	TIER_FAULT_SYNC = 1u << 3,
+};
+
 /* The capabilities a back end declares (struct tier_ops, @caps). */
 enum tier_cap {
 	/* its storage lives under a directory, t->path: tier_create()
@@ -305,11 +314,13 @@ struct tier {
 
 	/*
 	 * Test hook (tests/unit/faulty_tier.c): when non-zero, the Nth
-	 * following data call (counting down) fails with @fault_errno.
-	 * Relaxed atomic; zero in production.
+	 * following back end call of a class in @fault_ops (enum
+	 * tier_fault_op; 0 means TIER_FAULT_IO) fails with @fault_errno,
+	 * counting down.  Relaxed atomics; zero in production.
 	 */
 	int fault_countdown;
 	int fault_errno;
+	unsigned fault_ops;
 
 	/*
 	 * The back end's own -errno of its latest failed call, before

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * faulty_tier.c -- fault injection for unit tests (SQLite's
- * io_error_pending idea): make the Nth following data call on a tier fail
- * with a chosen errno, through the hook in tiers/tier.c.
+ * io_error_pending idea): make the Nth following back end call of a class
+ * (read/write, discard, reserve, sync) on a tier fail with a chosen
+ * errno, through the hook in tiers/tier.c.
  */
 #include "faulty_tier.h"
 #include "tier.h"
 
 void faulty_tier_arm(struct tier *t, int nth_call, int err)
 {
+	faulty_tier_arm_ops(t, TIER_FAULT_IO, nth_call, err);
+}
+
+void faulty_tier_arm_ops(struct tier *t, unsigned ops, int nth_call, int err)
+{
 	__atomic_store_n(&t->fault_errno, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->fault_ops, ops, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->fault_countdown, nth_call, __ATOMIC_RELAXED);
 }
 

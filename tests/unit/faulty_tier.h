@@ -11,6 +11,10 @@
 struct tier;
 
 void faulty_tier_arm(struct tier *t, int nth_call, int err);
+/* The same for the Nth call of a class in @ops (enum tier_fault_op in
+ * tier.h: TIER_FAULT_IO, _DISCARD, _RESERVE, _SYNC); calls of other
+ * classes do not count. */
+void faulty_tier_arm_ops(struct tier *t, unsigned ops, int nth_call, int err);
 void faulty_tier_disarm(struct tier *t);
 /* True once the armed fault has fired (or when nothing is armed). */
 bool faulty_tier_fired(const struct tier *t);

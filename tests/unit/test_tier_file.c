@@ -1161,6 +1161,112 @@ START_TEST(test_tier_file_fault_nth_call_fails)
 }
 END_TEST
 
+/*
+ * Faults at the other back end calls (tier_fault_op): a reserve that
+ * fails fails the charge with nothing changed; a discard that fails when
+ * a slot is freed is made good by writing zeros, so the slot comes back
+ * reading zeros and is not leaked; a discard that fails when units are
+ * given back keeps them held (they read as zeros either way); a sync
+ * that fails is an error counted like any other.  A fault of one class
+ * is not spent by calls of another.
+ */
+START_TEST(test_tier_file_fault_reserve)
+{
+	uint64_t used;
+	uint32_t s, s2;
+
+	ck_assert_int_eq(tier_slot_get(t, &s), 0);
+	used = tier_used_bytes(t);
+	faulty_tier_arm_ops(t, TIER_FAULT_RESERVE, 1, EIO);
+	ck_assert_int_eq(tier_sync(t), 0); /* not a reserve: not counted */
+	ck_assert(!faulty_tier_fired(t));
+	ck_assert_int_eq(tier_charge(t, s, 0, 4096, NULL), -EIO);
+	ck_assert(faulty_tier_fired(t));
+	ck_assert_uint_eq(tier_used_bytes(t), used);
+	ck_assert_uint_eq(t->stats.io_errors, 1);
+	ck_assert(!tier_medium_full(t));
+	/* the next charge works */
+	ck_assert_int_eq(tier_charge(t, s, 0, EXT, NULL), 0);
+	ck_assert_uint_eq(tier_used_bytes(t), used + EXT);
+	/* reads and writes do not count down a reserve fault */
+	faulty_tier_arm_ops(t, TIER_FAULT_RESERVE, 1, ENOSPC);
+	t_write_slot(t, s, 4);
+	t_assert_slot_pattern(t, s, 4);
+	ck_assert(!faulty_tier_fired(t));
+	/* a medium that says it is full: -ENOSPC, nothing charged, and the
+	 * tier knows its medium is full (until statvfs shows room) */
+	ck_assert_int_eq(tier_slot_get(t, &s2), 0);
+	ck_assert_int_eq(tier_charge(t, s2, 0, 8192, NULL), -ENOSPC);
+	ck_assert(faulty_tier_fired(t));
+	ck_assert_uint_eq(tier_used_bytes(t), used + EXT);
+	ck_assert(tier_medium_full(t));
+	t_assert_slot_pattern(t, s, 4);
+	tier_slot_free(t, s2);
+	tier_slot_free(t, s);
+}
+END_TEST
+
+START_TEST(test_tier_file_fault_discard)
+{
+	unsigned char *buf = t_xmalloc(EXT);
+	uint64_t freed;
+	uint32_t s, s2;
+
+	ck_assert_int_eq(tier_slot_get(t, &s), 0);
+	ck_assert_int_eq(tier_charge(t, s, 0, EXT, NULL), 0);
+	t_write_slot(t, s, 5);
+	/* freed with its discard failing: zeros are written instead */
+	faulty_tier_arm_ops(t, TIER_FAULT_DISCARD, 1, EIO);
+	tier_slot_free(t, s);
+	ck_assert(faulty_tier_fired(t));
+	ck_assert_uint_eq(t->nleaked, 0);
+	ck_assert_uint_eq(tier_used_bytes(t), 0);
+	ck_assert_int_eq(tier_slot_get(t, &s2), 0);
+	ck_assert_uint_eq(s2, s); /* the free stack hands it back */
+	ck_assert_int_eq(tier_charge(t, s2, 0, EXT, NULL), 0);
+	t_assert_slot_zero(t, s2);
+
+	/* a hole punched whose discard fails: zeros, the units stay held */
+	t_write_slot(t, s2, 6);
+	faulty_tier_arm_ops(t, TIER_FAULT_DISCARD, 1, EIO);
+	ck_assert_int_eq(tier_punch(t, s2, 0, EXT / 2, &freed), 0);
+	ck_assert(faulty_tier_fired(t));
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_uint_eq(tier_used_bytes(t), EXT);
+	ck_assert_int_eq(tier_read(t, s2, 0, buf, EXT), (ssize_t)EXT);
+	ck_assert_int_eq(t_nonzero(buf, EXT / 2), -1);
+	ck_assert_int_eq(t_check(buf + EXT / 2, EXT / 2, EXT / 2, 6), -1);
+	/* the same punch without the fault gives the space back */
+	ck_assert_int_eq(tier_punch(t, s2, 0, EXT / 2, &freed), 0);
+	ck_assert_uint_eq(freed, EXT / 2);
+	ck_assert_uint_eq(tier_used_bytes(t), EXT / 2);
+	ck_assert_int_eq(tier_read(t, s2, 0, buf, EXT), (ssize_t)EXT);
+	ck_assert_int_eq(t_nonzero(buf, EXT / 2), -1);
+	ck_assert_int_eq(t_check(buf + EXT / 2, EXT / 2, EXT / 2, 6), -1);
+	tier_slot_free(t, s2);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_tier_file_fault_sync)
+{
+	uint32_t s;
+
+	ck_assert_int_eq(tier_slot_get(t, &s), 0);
+	ck_assert_int_eq(tier_charge(t, s, 0, EXT, NULL), 0);
+	faulty_tier_arm_ops(t, TIER_FAULT_SYNC, 1, EIO);
+	t_write_slot(t, s, 7);
+	t_assert_slot_pattern(t, s, 7);
+	ck_assert(!faulty_tier_fired(t));
+	ck_assert_int_eq(tier_sync(t), -EIO);
+	ck_assert(faulty_tier_fired(t));
+	ck_assert_uint_eq(t->stats.io_errors, 1);
+	ck_assert_int_eq(tier_sync(t), 0);
+	t_assert_slot_pattern(t, s, 7);
+	tier_slot_free(t, s);
+}
+END_TEST
+
 /* An injected write failure leaves the slot's old data alone. */
 START_TEST(test_tier_file_fault_failed_write_keeps_data)
 {
@@ -1956,6 +2062,9 @@ static Suite *tier_file_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_tier_file_fault_nth_call_fails, 1, 7);
 	tcase_add_test(tc, test_tier_file_fault_failed_write_keeps_data);
+	tcase_add_test(tc, test_tier_file_fault_reserve);
+	tcase_add_test(tc, test_tier_file_fault_discard);
+	tcase_add_test(tc, test_tier_file_fault_sync);
 	tcase_add_test(tc, test_tier_file_kernel_error_passed_through);
 	tcase_add_test(tc, test_tier_file_filesystem_full_gives_enospc);
 	tcase_add_test(tc, test_tier_file_slab_unlinked_behind_back);
