@@ -65,6 +65,7 @@
 #include <unistd.h>
 
 #include "tier.h"
+#include "tier_ops.h"
 #include "uring.h"
 #include "macro.h"
 #include "banned.h"

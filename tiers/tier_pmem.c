@@ -56,6 +56,7 @@
 
 #include "config.h"
 #include "tier.h"
+#include "tier_ops.h"
 #include "macro.h"
 #include "banned.h"
 

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "tier.h"
+#include "tier_ops.h"
 #include "macro.h"
 #include "banned.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fdio.h -- read exactly n bytes of a descriptor (a splice pipe, mostly:
- * fs/kernel.c, fs/data.c, tiers/tier.c).
+ * fs/kernel.c, fs/data.c, tiers/tier_io.c).
  */
 #ifndef TIERFS_FDIO_H
 #define TIERFS_FDIO_H

@@ -7,7 +7,7 @@
 # client has no O_TMPFILE, and it answers a setattr (fchmod) on a file
 # unlinked while open with ESTALE, so tierfs used to fail to mount there
 # ("Stale file handle").  Now the slab stays named, tierfs-g-XXXXXX/slab,
-# in the flock'd private directory (tiers/tier.c, tier_backing_open()).
+# in the flock'd private directory (tiers/tier_backing.c, tier_backing_open()).
 #
 # Setup, without systemd: a glusterd of this test's own (-N, a volfile
 # with its working directory in $T, its own log and pid file; the test

@@ -3,7 +3,7 @@
  * faulty_tier.c -- fault injection for unit tests (SQLite's
  * io_error_pending idea): make the Nth following back end call of a class
  * (read/write, discard, reserve, sync) on a tier fail with a chosen
- * errno, through the hook in tiers/tier.c.
+ * errno, through the hook in tiers/tier_i.h (fault_check()).
  */
 #include "faulty_tier.h"
 #include "tier.h"

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "tier.h"
+#include "tier_ops.h"
 #include "faulty_tier.h"
 #include "tap.h"
 #include "banned.h"

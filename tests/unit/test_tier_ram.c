@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tier.h"
+#include "tier_ops.h"
 #include "macro.h"
 #include "faulty_tier.h"
 #include "tap.h"

@@ -143,7 +143,7 @@ tier_dirs() {
 	find "$1" -mindepth 1 -maxdepth 1 -name 'tierfs-*' 2>/dev/null
 }
 
-# The slab has no name (tiers/tier.c tier_backing_open(): an unlinked
+# The slab has no name (tiers/tier_backing.c tier_backing_open(): an unlinked
 # file, so that a killed daemon leaves no data): reach it through the
 # daemon's fd, /proc/$T_PID/fd/N, whose link reads
 # "DIR/tierfs-NAME-XXXXXX/#INO (deleted)" (or ".../slab (deleted)" where

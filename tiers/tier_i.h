@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tier_i.h -- what the four files of the tier module share, and nobody
+ * else: tier.c (the kinds, create and free, capacity and free space),
+ * tier_units.c (the slot and unit allocator), tier_io.c (the data
+ * wrappers around struct tier_ops, checksums) and tier_backing.c (the
+ * backing directories of the kinds with TIER_CAP_PATH).  Back ends and
+ * fs/ use tier.h only.
+ */
+#ifndef TIERFS_TIER_I_H
+#define TIERFS_TIER_I_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tier.h"
+#include "macro.h"
+
+/*
+ * Returns the injected -errno when the test hook fires for a call of
+ * class @op (enum tier_fault_op), else 0.  Calls of other classes do not
+ * count down.
+ */
+static inline int fault_check(struct tier *t, unsigned op)
+{
+	int n = __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED);
+	unsigned ops;
+
+	if (likely(n <= 0))
+		return 0;
+	ops = __atomic_load_n(&t->fault_ops, __ATOMIC_RELAXED);
+	if (!((ops ? ops : TIER_FAULT_IO) & op))
+		return 0;
+	/* count down without ever passing zero, whatever other threads do */
+	while (unlikely(n > 0)) {
+		if (__atomic_compare_exchange_n(&t->fault_countdown, &n, n - 1,
+						false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return n == 1 ? (t->fault_errno ? -t->fault_errno : -EIO)
+				      : 0;
+	}
+	return 0;
+}
+
+/* The back end's discard, reserve and sync, through the fault hook. */
+static inline int be_discard(struct tier *t, uint32_t slot, uint64_t off,
+		      uint64_t len)
+{
+	int r = fault_check(t, TIER_FAULT_DISCARD);
+
+	return r ? r : t->ops->discard(t, slot, off, len);
+}
+
+static inline int be_discard_run(struct tier *t, uint32_t first, uint32_t n)
+{
+	int r = fault_check(t, TIER_FAULT_DISCARD);
+
+	return r ? r : t->ops->discard_run(t, first, n);
+}
+
+static inline int be_reserve(struct tier *t, uint32_t slot, uint64_t off,
+		      uint64_t len)
+{
+	int r = fault_check(t, TIER_FAULT_RESERVE);
+
+	return r ? r : t->ops->reserve(t, slot, off, len);
+}
+
+static inline size_t nchunks(const struct tier *t)
+{
+	return ((size_t)t->vslots + TIER_CHUNK_SLOTS - 1) >> TIER_CHUNK_SHIFT;
+}
+
+/*
+ * A back end call of @t failed with @err: remember the raw errno for the
+ * log and return what fs/ (and the program) get.  The caller counts it.
+ */
+static inline int backend_err(struct tier *t, int err)
+{
+	__atomic_store_n(&t->last_err, err, __ATOMIC_RELAXED);
+	return tier_errno(err);
+}
+
+
+/* tier_io.c: the checksum table of a new tier with TIER_CAP_CSUM;
+ * 0 or -ENOMEM. */
+int tier_csum_setup(struct tier *t);
+/* tier_io.c: write zeros over [@off, @off+@len) of @slot straight
+ * through the back end (no checksum update); 0 or -errno. */
+int tier_slot_zero_raw(struct tier *t, uint32_t slot, uint64_t off,
+		       uint64_t len);
+/* tier.c: bytes free on the filesystem under @t (statvfs, cached for
+ * TIER_STATVFS_MS unless @fresh); and whether a full medium has room
+ * again (clears medium_full when so). */
+uint64_t tier_dev_avail(struct tier *t, bool fresh);
+bool tier_medium_space_back(struct tier *t, bool fresh);
+/* tier_units.c: @off/@len inside @slot; and every unit of it held. */
+bool tier_range_ok(const struct tier *t, uint32_t slot, uint64_t off,
+		   uint64_t len);
+bool tier_range_held(const struct tier *t, uint32_t slot, uint64_t off,
+		     uint64_t len);
+
+#endif /* TIERFS_TIER_I_H */
