@@ -4,8 +4,8 @@
  * user.tierfs.* attribute that is computed rather than stored -- layout,
  * extent lists (whole and paged), the effective policy, checksum
  * verification, the counters -- and the dispatch of the actions migrate
- * and drain, which ctl_action.c carries out.  xattr.c keeps the stored
- * attributes and hands these names over here (ctl.h).
+ * and drain, which ctl_action.c carries out.  attr.c routes these names
+ * here (ctl.h); xattr.c keeps the stored attributes.
  *
  * All computed text is built in a struct strbuf and checked against
  * TIERFS_XATTR_VALUE_MAX before it is handed out: no fixed-size text
@@ -14,6 +14,11 @@
  * Values from setxattr are untrusted bytes: every parser here checks
  * length and content and answers anything malformed with -EINVAL before
  * changing anything.
+ *
+ * Longer than 700 lines for a reason: one short builder per computed
+ * attribute (layout, extents, effective, verify, stats, quota), all on
+ * the same strbuf and escaping helpers, plus the per-user gate of the
+ * long ones; the actions are ctl_action.c.
  */
 #include <errno.h>
 #include <pthread.h>

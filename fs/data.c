@@ -25,6 +25,12 @@
  *
  * Return: a byte count or 0, or -errno as data.h says (-EIO for a lost
  * range or a checksum mismatch, -ENOSPC, -EFBIG, a tier's -errno).
+ *
+ * Longer than 700 lines for a reason: the request paths of file data
+ * (read, write, truncate, fallocate, copy_file_range, lseek) share the
+ * extent walk and the locking rules above; one extent's placement,
+ * lost ranges and moves are already data_extent.c, data_lost.c and
+ * data_move.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -30,6 +30,11 @@
  * the old node, unchanged, and a new one holding only the new child, so
  * such files get full, aligned dense leaves and full nodes with evenly
  * spaced separators: the descent through them is arithmetic.
+ *
+ * Longer than 700 lines for a reason: one B+tree whose insert (with
+ * its all-or-nothing split), remove (with merges) and iteration share
+ * the block layout helpers of extent_map_i.h; none of them is of use
+ * without the others.
  */
 #include <errno.h>
 #include <stdlib.h>

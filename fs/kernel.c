@@ -30,6 +30,11 @@
  * open file, and a tierfs file's bytes live in extents on several tiers,
  * never in one file at the same offsets.  It would also exclude the
  * writeback cache for the whole mount.
+ *
+ * Longer than 700 lines for a reason: the one place that speaks the
+ * kernel's FUSE protocol past libfuse 3.14 on /dev/fuse (INIT, the
+ * splice reader, replies, notifications) and the bdi settings, which
+ * share the raw protocol structs; FUSE over io_uring is kernel_uring.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -12,6 +12,11 @@
  *
  * Return: 0, or -EINVAL with one line for the user in @err (fail()),
  * -ENOMEM, or -ENOENT from set_global() for a key that is not ours.
+ *
+ * Longer than 700 lines for a reason: one parser for every option of the
+ * command line and -o, with its message for each bad value; the setters
+ * are shared with config.c (options_i.h), so splitting it by option
+ * group would only move them behind another header.
  */
 #include <errno.h>
 #include <stdarg.h>

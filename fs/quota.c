@@ -6,6 +6,11 @@
  * namespace rules, statfs, the stored and computed attributes, and the
  * figures of the job report (issue 19: the peak, and the I/O counters
  * summed over the nodes below).
+ *
+ * Longer than 700 lines for a reason: one model -- a tree of nodes
+ * under quota_lock -- and every operation on it; the parser and the
+ * chain arithmetic are pure and tested on their own (test_quota.c), the
+ * rest needs the tree's invariants in one place.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -18,6 +18,11 @@
  * track_drop(); a hash look-up is O(1) expected.  Memory: one entry per
  * inode with data (about 32 bytes plus 24 per tier) and 16 bytes per
  * queued extent, up to TRACK_QUEUE_MAX.
+ *
+ * Longer than 700 lines for a reason: one data structure (the sets, the
+ * queue, the new list, the fingerprints) under one mutex, track_mu;
+ * every function here takes it or is called with it, and a split would
+ * expose the structure to a second file.
  */
 #include <errno.h>
 #include <pthread.h>

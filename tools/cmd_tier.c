@@ -9,6 +9,10 @@
  * from a second thread (the call returns only when the tier is empty)
  * while the main thread polls the tier's used bytes for the display.
  * scrub walks the tree and reads user.tierfs.verify of every file.
+ *
+ * Longer than 700 lines for a reason: migrate, drain and scrub share
+ * the progress display, the tier-name checks against the stats and the
+ * walk of a tree.
  */
 #include <errno.h>
 #include <ftw.h>

@@ -109,7 +109,7 @@ int ctl_extents_each(const char *path, ctl_run_fn fn, void *arg);
 /* ---- mounts ---- */
 
 /*
- * A file the user named, checked to be on a tierfs mount (ctl.c has the
+ * A file the user named, checked to be on a tierfs mount (mounts.c has the
  * how and why of the check).
  */
 struct tierfs_path {
