@@ -153,6 +153,13 @@ void inode_free(struct tierfs *fs, struct tfs_inode *inode)
 	 * tfs_read() replies from the tier with the data lock held shared
 	 * and unlocks after the reply, when the kernel may already have
 	 * closed the file and forgotten the inode: wait for that unlock.
+	 * Why a wait here and not a pin held by the reader (inode_pin()):
+	 * a pin takes itab_lock, one mutex for the whole mount, twice per
+	 * read, on the hottest path there is; the wait costs the reader
+	 * nothing and the freer one lock round trip.  It is enough because
+	 * a reader takes i_dlock before the kernel can see its reply, and
+	 * nothing can find the inode any more once it is off the table (no
+	 * new reader can start): the last unlock is the last use.
 	 */
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	pthread_rwlock_unlock(&inode->i_dlock);
