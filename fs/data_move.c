@@ -97,7 +97,7 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 	struct tier *st = fs->tiers[src], *dt = fs->tiers[dst];
 	struct extent *e;
 	uint32_t gen, dslot = 0;
-	bool have_dst = false;
+	bool have_dst = false, hooked = false;
 	uint64_t off = 0, roff = 0, rlen = 0;
 	size_t n = 0;
 	char *buf;
@@ -110,9 +110,7 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 		return -ENOMEM;
 	tier_bulk_begin();
 
-	/* 1. note the write generation, copy the first chunk out under the
-	 * shared lock: readers go on, writers wait for one chunk at most.
-	 * Only the units the extent holds are copied (tier.h). */
+	/* 1. note the write generation; take the destination slot */
 	pthread_rwlock_rdlock(&inode->i_dlock);
 	e = extent_map_lookup(&inode->i_map, idx);
 	if (!e || e->tier != src || e->slot != src_slot) {
@@ -127,28 +125,42 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 		r = more;
 		goto out_free;
 	}
-	if (more) {
-		n = (size_t)MIN((uint64_t)chunk, rlen);
-		r = copy_chunk(fs, inode, idx, src, src_slot, gen, roff, buf,
-			       n);
-		if (r < 0)
-			goto out_free;
-	}
-	testhook(TESTHOOK_MOVE_COPIED, inode, idx);
-
-	/*
-	 * 2. write the copy with no lock held, chunk by chunk; each further
-	 * chunk is read under the shared lock again, only while the extent
-	 * is unchanged (same place, same write generation), so the copy is
-	 * of one version of the extent or the move gives up
-	 */
 	r = tier_slot_get(dt, &dslot);
 	if (r < 0)
 		goto out_free;
 	have_dst = true;
+
+	/*
+	 * 2. copy chunk by chunk, each read under the shared lock, only
+	 * while the extent is unchanged (same place, same write
+	 * generation), so the copy is of one version of the extent or the
+	 * move gives up: readers go on, writers wait for one chunk at most.
+	 * Only the units the extent holds are copied (tier.h).  Where the
+	 * destination lends its memory (RAM: tier_write_direct()) the
+	 * source is read straight into the new slot, which nobody sees
+	 * before the switch; else through @buf, written with no lock held.
+	 */
 	for (off = roff; more;) {
+		char *to;
+
+		n = (size_t)MIN((uint64_t)chunk, roff + rlen - off);
 		r = tier_charge(dt, dslot, off, n, NULL);
-		if (r == 0)
+		if (r < 0) {
+			r = tier_fail(fs, dst, inode,
+				      (idx << fs->extent_shift) + off,
+				      "migration write", (int)r);
+			goto out_free_dst;
+		}
+		to = tier_write_direct(dt, dslot, off, n);
+		r = copy_chunk(fs, inode, idx, src, src_slot, gen, off,
+			       to ? to : buf, n);
+		if (r < 0)
+			goto out_free_dst;
+		if (!hooked) {
+			testhook(TESTHOOK_MOVE_COPIED, inode, idx);
+			hooked = true;
+		}
+		if (!to)
 			r = tier_write(dt, dslot, off, buf, n);
 		if (r < 0) {
 			r = tier_fail(fs, dst, inode,
@@ -166,14 +178,9 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 			}
 			off = roff;
 		}
-		if (!more)
-			break;
-		n = (size_t)MIN((uint64_t)chunk, roff + rlen - off);
-		r = copy_chunk(fs, inode, idx, src, src_slot, gen, off, buf,
-			       n);
-		if (r < 0)
-			goto out_free_dst;
 	}
+	if (!hooked) /* nothing held: nothing copied */
+		testhook(TESTHOOK_MOVE_COPIED, inode, idx);
 	testhook(TESTHOOK_MOVE_WRITTEN, inode, idx);
 
 	/* 3. switch atomically, unless a writer changed the extent since */

@@ -25,8 +25,9 @@
 struct tfs_inode;
 
 enum testhook_point {
-	/* data_migrate_extent(): the source extent has been read (and its
-	 * write generation noted); no destination slot taken yet */
+	/* data_migrate_extent(): the destination slot is taken and the
+	 * first chunk of the source read (into it, or into a buffer); its
+	 * write generation was noted before */
 	TESTHOOK_MOVE_COPIED,
 	/* data_migrate_extent(): the copy is written to its destination
 	 * slot; the switch (under the exclusive data lock) comes next */

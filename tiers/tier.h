@@ -508,6 +508,18 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
  */
 ssize_t tier_write_fd(struct tier *t, uint32_t slot, uint64_t off, int fd,
 		      size_t len);
+/**
+ * tier_write_direct() - the address to write @len bytes at @off of
+ * @slot into directly, where the tier lends its memory as for
+ * tier_read_direct() (RAM) and keeps no checksums; NULL otherwise (use
+ * tier_write()).  Counted as a write of @len bytes.  For a copy into a
+ * slot nobody else sees yet (the migrator's destination): the caller
+ * fills the range itself, e.g. by reading the source straight into it,
+ * which saves a copy through a buffer.  The range must be held
+ * (tier_charge()).  Caller owns the slot.
+ */
+void *tier_write_direct(struct tier *t, uint32_t slot, uint64_t off,
+			size_t len);
 /* Zero @len bytes at @off of @slot, all held (writes zeros: one write,
  * all or nothing, up to 1 GiB; in 64 KiB steps beyond). */
 int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len);

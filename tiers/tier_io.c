@@ -438,6 +438,26 @@ ssize_t tier_write_fd(struct tier *t, uint32_t slot, uint64_t off, int fd,
 	return (ssize_t)len;
 }
 
+void *tier_write_direct(struct tier *t, uint32_t slot, uint64_t off,
+			size_t len)
+{
+	void *p;
+
+	if (NEVER(!tier_range_ok(t, slot, off, len)) ||
+	    NEVER(!tier_range_held(t, slot, off, len)))
+		return NULL;
+	if (!t->ops->direct || t->csum ||
+	    __atomic_load_n(&t->fault_countdown, __ATOMIC_RELAXED))
+		return NULL;
+	p = t->ops->direct(t, slot, off);
+	if (p) {
+		__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->stats.write_bytes, len,
+				   __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
 const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 			     size_t len)
 {
