@@ -160,8 +160,8 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 			testhook(TESTHOOK_MOVE_COPIED, inode, idx);
 			hooked = true;
 		}
-		if (!to)
-			r = tier_write(dt, dslot, off, buf, n);
+		if (!to) /* a new slot: each chunk over zeros, once */
+			r = tier_write_new(dt, dslot, off, buf, n);
 		if (r < 0) {
 			r = tier_fail(fs, dst, inode,
 				      (idx << fs->extent_shift) + off,

@@ -497,6 +497,17 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		  size_t len);
 ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 		   const void *buf, size_t len);
+/*
+ * tier_write_new() - tier_write() into a range of @slot that nobody has
+ * written since the slot was taken (tier_slot_get()), so that it reads
+ * as zeros: the migrator's copy into its new slot.  The checksum of a
+ * block the range covers in part is updated without reading back the
+ * pieces it overwrites whole (their old content is known: zeros), which
+ * is a read per small file saved on a drain to a file tier.  Calling it
+ * for a range that was written makes those blocks read -EBADMSG.
+ */
+ssize_t tier_write_new(struct tier *t, uint32_t slot, uint64_t off,
+		       const void *buf, size_t len);
 /**
  * tier_write_fd() - tier_write() of @len bytes read from the pipe @fd
  * straight into the tier's memory: one copy, where the tier lends its

@@ -270,8 +270,10 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
  * or the -errno of the read-back.
  */
 static int csum_compute(struct tier *t, uint32_t slot, uint64_t off,
-			const char *buf, size_t len, uint32_t *ret_sums)
+			const char *buf, size_t len, bool fresh,
+			uint32_t *ret_sums)
 {
+	static const char zeros[CSUM_PIECE];
 	size_t bs = (size_t)1 << t->csum_shift;
 	size_t ps = MIN(bs, (size_t)CSUM_PIECE);
 	uint64_t a = ALIGN_DOWN(off, (uint64_t)bs);
@@ -287,6 +289,17 @@ static int csum_compute(struct tier *t, uint32_t slot, uint64_t off,
 
 		if (s == b && e == b + bs) {
 			ret_sums[n] = block_hash(buf + (b - off), bs);
+			continue;
+		}
+		if (fresh && s == ra && e == rz) {
+			/* whole pieces over zeros (tier_write_new()): the old
+			 * ones need no read, their hash is that of zeros */
+			sum = csum_get(t, slot, b);
+			for (uint64_t q = s; q < e; q += ps)
+				sum ^= piece_hash(zeros, ps, (q - b) / ps) ^
+				       piece_hash(buf + (q - off), ps,
+						  (q - b) / ps);
+			ret_sums[n] = sum;
 			continue;
 		}
 		blk = bounce_get((size_t)(rz - ra));
@@ -306,8 +319,8 @@ static int csum_compute(struct tier *t, uint32_t slot, uint64_t off,
 	return 0;
 }
 
-ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
-		   const void *buf, size_t len)
+static ssize_t write_csummed(struct tier *t, uint32_t slot, uint64_t off,
+			     const void *buf, size_t len, bool fresh)
 {
 	uint32_t sums_small[32];
 	uint32_t *sums = sums_small, *table = NULL;
@@ -332,7 +345,7 @@ ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
 			if (!sums)
 				return -ENOMEM;
 		}
-		r = csum_compute(t, slot, off, buf, len, sums);
+		r = csum_compute(t, slot, off, buf, len, fresh, sums);
 		if (r < 0)
 			goto out;
 	}
@@ -348,6 +361,18 @@ out:
 	if (sums != sums_small)
 		free(sums);
 	return r;
+}
+
+ssize_t tier_write(struct tier *t, uint32_t slot, uint64_t off,
+		   const void *buf, size_t len)
+{
+	return write_csummed(t, slot, off, buf, len, false);
+}
+
+ssize_t tier_write_new(struct tier *t, uint32_t slot, uint64_t off,
+		       const void *buf, size_t len)
+{
+	return write_csummed(t, slot, off, buf, len, true);
 }
 
 /*

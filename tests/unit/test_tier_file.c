@@ -1685,6 +1685,61 @@ START_TEST(test_tier_file_bulk_bypasses_page_cache)
 }
 END_TEST
 
+/*
+ * tier_write_new(): whole pieces written into a slot that reads as zeros
+ * update their blocks' checksums without reading the old pieces back,
+ * and the sums are exact -- the blocks read back right, piece by piece
+ * and whole -- and still catch damage elsewhere in the block.
+ */
+START_TEST(test_tier_file_write_new_exact_sums)
+{
+	size_t bs = (size_t)1 << t->csum_shift;
+	unsigned char *buf = t_xmalloc(EXT), bad = 0x77;
+	char slab[4096];
+	uint32_t s;
+	int fd;
+
+	ck_assert_uint_eq(bs, 65536);
+	ck_assert_int_eq(tier_slot_get(t, &s), 0);
+	ck_assert_int_eq(tier_charge(t, s, 0, EXT, NULL), 0);
+	/* the fault hook counts back end reads and writes: armed far out,
+	 * it only counts */
+	faulty_tier_arm(t, 1000, EIO);
+	/* pieces 1 and 3 of block 0, and pieces 0..3 of block 2 */
+	t_fill(buf, 4096, 4096, 21);
+	ck_assert_int_eq(tier_write_new(t, s, 4096, buf, 4096), 4096);
+	t_fill(buf, 4096, 3 * 4096, 21);
+	ck_assert_int_eq(tier_write_new(t, s, 3 * 4096, buf, 4096), 4096);
+	t_fill(buf, 16384, 2 * bs, 21);
+	ck_assert_int_eq(tier_write_new(t, s, 2 * bs, buf, 16384), 16384);
+	/* three back end writes and not one read */
+	ck_assert_int_eq(t->fault_countdown, 1000 - 3);
+	faulty_tier_disarm(t);
+	ck_assert_int_eq(tier_read(t, s, 0, buf, EXT), (ssize_t)EXT);
+	ck_assert_int_eq(t_nonzero(buf, 4096), -1);
+	ck_assert_int_eq(t_check(buf + 4096, 4096, 4096, 21), -1);
+	ck_assert_int_eq(t_nonzero(buf + 8192, 4096), -1);
+	ck_assert_int_eq(t_check(buf + 3 * 4096, 4096, 3 * 4096, 21), -1);
+	ck_assert_int_eq(t_nonzero(buf + 4 * 4096, 2 * bs - 4 * 4096), -1);
+	ck_assert_int_eq(t_check(buf + 2 * bs, 16384, 2 * bs, 21), -1);
+	ck_assert_int_eq(t_nonzero(buf + 2 * bs + 16384, EXT - 2 * bs - 16384),
+			 -1);
+	/* a byte of block 2 changed on the medium, in a piece never
+	 * written: the block's sum catches it */
+	t_slab_path(slab, sizeof(slab));
+	fd = open(slab, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &bad, 1,
+				(off_t)((uint64_t)s * EXT + 2 * bs + 40000)),
+			 1);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(tier_read(t, s, 2 * bs, buf, 4096), -EBADMSG);
+	ck_assert_int_eq(tier_read(t, s, 0, buf, bs), (ssize_t)bs);
+	tier_slot_free(t, s);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_tier_file_partial_write_never_blesses_damage)
 {
 	size_t bs = (size_t)1 << t->csum_shift;
@@ -2073,6 +2128,7 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_reserve_ahead);
 	tcase_add_test(tc, test_tier_file_bulk_bypasses_page_cache);
 	tcase_add_test(tc, test_tier_file_partial_write_never_blesses_damage);
+	tcase_add_test(tc, test_tier_file_write_new_exact_sums);
 	tcase_add_test(tc, test_tier_file_free_capped_by_statvfs);
 	tcase_add_test(tc, test_tier_file_shared_filesystem);
 	suite_add_tcase(s, tc);
