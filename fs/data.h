@@ -119,6 +119,16 @@ int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 /* Bytes held on each tier by @inode; caller holds i_dlock shared. */
 void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 		 uint64_t bytes[TIER_MAX_CONF]);
+/*
+ * data_move_batch_begin(), data_move_batch_end() - the calling thread's
+ * moves in between off a draining tier give their source slots back
+ * together, runs of
+ * consecutive slots in one discard, at most 1 MiB held (and 256 slots)
+ * behind at any time; _end() gives back the rest.  For the migrator's
+ * pass.  Does not nest; the batch is the thread's.
+ */
+void data_move_batch_begin(struct tierfs *fs);
+void data_move_batch_end(void);
 /**
  * data_migrate_extent() - move extent @idx of @inode from tier @src (at
  * @src_slot) to tier @dst: copy under the shared data lock (checksums

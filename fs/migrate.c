@@ -486,9 +486,11 @@ static void pass(struct migrator *m)
 		goto out;
 	}
 	testhook(TESTHOOK_MIGRATE_COLLECTED, NULL, 0);
+	data_move_batch_begin(fs);
 	demote_pass(m, &s);
 	fixup_pass(m, &s);
 	promote_pass(m, &s);
+	data_move_batch_end(); /* every source slot back before the counts */
 	scan_requeue(fs, &s);
 out:
 	m->scan = NULL;

@@ -141,6 +141,15 @@ static int ram_discard(struct tier *t, uint32_t slot, uint64_t off,
 	return 0;
 }
 
+/* Slots @first .. @first+@n-1 in one call (and one TLB flush). */
+static int ram_discard_run(struct tier *t, uint32_t first, uint32_t n)
+{
+	if (madvise(slot_addr(t, first, 0), (size_t)n << t->extent_shift,
+		    MADV_DONTNEED) < 0)
+		return -errno;
+	return 0;
+}
+
 static void *ram_direct(struct tier *t, uint32_t slot, uint64_t off)
 {
 	return slot_addr(t, slot, off);
@@ -158,4 +167,5 @@ const struct tier_ops tier_ram_ops = {
 	.write = ram_write,
 	.reserve = ram_reserve,
 	.discard = ram_discard,
+	.discard_run = ram_discard_run,
 };

@@ -434,6 +434,45 @@ START_TEST(test_throttle_shared)
 }
 END_TEST
 
+/*
+ * A pass that drains a tier gives the drained slots back in batches
+ * (data_move_batch_begin()): forty 4 KiB files in consecutive RAM slots
+ * take a few discards, not forty; every byte reads back from the tier
+ * below, and the drained tier is empty when the pass ends.
+ */
+START_TEST(test_drain_frees_in_runs)
+{
+	enum { N = 40 };
+	static struct t_file f[N];
+	char name[16];
+	int discards;
+
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		t_file_init(&f[i], t_create(fs, name), EXT);
+		ck_assert_int_eq(t_write(fs, &f[i], 0, 4096, i + 1), 4096);
+		ck_assert_int_eq(t_tier_of(f[i].ino, 0), 0);
+	}
+	__atomic_or_fetch(&fs->draining, 1u, __ATOMIC_RELAXED);
+	/* the fault hook, armed far out, counts t0's discards */
+	faulty_tier_arm_ops(fs->tiers[0], TIER_FAULT_DISCARD, 1000, EIO);
+	ck_assert_uint_eq(t_pass().moved, N); /* a draining tier's walk: one
+						 pass takes everything */
+	discards = 1000 - fs->tiers[0]->fault_countdown;
+	faulty_tier_disarm(fs->tiers[0]);
+	ck_assert_msg(discards >= 1 && discards <= 4,
+		      "%d discards for %d drained slots", discards, N);
+	ck_assert_uint_eq(tier_used_slots(fs->tiers[0]), 0);
+	ck_assert_uint_eq(tier_used_bytes(fs->tiers[0]), 0);
+	for (unsigned i = 0; i < N; i++) {
+		ck_assert_int_ne(t_tier_of(f[i].ino, 0), 0);
+		t_verify(fs, &f[i]);
+		t_file_done(&f[i]);
+	}
+	__atomic_and_fetch(&fs->draining, ~1u, __ATOMIC_RELAXED);
+}
+END_TEST
+
 /* The one drain order (migrate_drain_order()): every other tier once,
  * the slower ones nearest first, then the faster ones nearest first. */
 START_TEST(test_drain_order)
@@ -848,6 +887,7 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_throttle_shared);
 	tcase_add_test(tc, test_throttle_per_mount);
 	tcase_add_test(tc, test_drain_order);
+	tcase_add_test(tc, test_drain_frees_in_runs);
 	tcase_add_test(tc, test_kicks_coalesce);
 	suite_add_tcase(s, tc);
 
