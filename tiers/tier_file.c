@@ -270,7 +270,15 @@ static int file_discard_run(struct tier *t, uint32_t first, uint32_t n)
 			      (off_t)slot_offset(t, first),
 			      (off_t)((uint64_t)n << t->extent_shift));
 	} while (r < 0 && errno == EINTR);
-	return r == 0 ? 0 : -errno; /* the caller falls back per slot */
+	if (r == 0)
+		return 0;
+	r = -errno;
+	/* as file_discard(): a filesystem that cannot punch is asked once */
+	if (r == -EOPNOTSUPP || r == -ENOSYS) {
+		__atomic_store_n(&p->no_punch, true, __ATOMIC_RELAXED);
+		r = -EOPNOTSUPP;
+	}
+	return r; /* the caller falls back per slot */
 }
 
 /*
