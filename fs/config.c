@@ -475,6 +475,9 @@ int options_load_config(struct tierfs_options *opt, char *err,
 	opt->no_writeback_cache |= s.file.no_writeback_cache;
 	opt->no_kernel_features |= s.file.no_kernel_features;
 	opt->no_splice |= s.file.no_splice;
+	opt->no_memory_follow |= s.file.no_memory_follow;
+	if (!opt->memory_reserve)
+		opt->memory_reserve = s.file.memory_reserve;
 	if (!opt->transport_set) {
 		opt->transport = s.file.transport;
 		opt->transport_set = s.file.transport_set;

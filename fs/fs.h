@@ -49,6 +49,7 @@
 
 struct tier;
 struct migrator;
+struct memwatch;
 struct throttle;
 struct tfs_inode;
 
@@ -100,6 +101,12 @@ struct tierfs {
 	 * NULL for a struct tierfs not made by tierfs_create(): no limit.
 	 */
 	struct throttle *mig_thr;
+	/*
+	 * The memory follower (memwatch.h) or NULL; published and cleared
+	 * as @mig is (memwatch_start() at INIT, memwatch_stop() at DESTROY),
+	 * read by the stats with an acquire load.
+	 */
+	struct memwatch *mw;
 
 	/*
 	 * Bumped (relaxed atomic) by a change that can alter the effective

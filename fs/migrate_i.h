@@ -57,7 +57,7 @@ struct scan {
 /* @pct percent of tier @t's configured size, in bytes. */
 static inline uint64_t wm_bytes(const struct tier *t, int pct)
 {
-	return t->size * (uint64_t)pct / 100;
+	return tier_limit_bytes(t) * (uint64_t)pct / 100;
 }
 
 /* Has tier @t room for an extent holding @bytes (a free slot and the

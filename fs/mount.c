@@ -21,6 +21,7 @@
 #include "dir.h"
 #include "heat.h"
 #include "kernel.h"
+#include "memwatch.h"
 #include "migrate.h"
 #include "quota.h"
 #include "xattr.h"
@@ -269,7 +270,8 @@ struct tierfs *tierfs_free(struct tierfs *fs)
 {
 	if (!fs)
 		return NULL;
-	migrator_stop(fs); /* normally done already by the destroy op */
+	memwatch_stop(fs); /* normally done already by the destroy op */
+	migrator_stop(fs);
 	kernel_stop(fs);
 	/*
 	 * Unmount: the tiers first, which gives their memory and backing

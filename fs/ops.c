@@ -37,6 +37,7 @@
 #include "attr.h"
 #include "kernel.h"
 #include "never.h"
+#include "memwatch.h"
 #include "migrate.h"
 #include "quota.h"
 #include "macro.h"
@@ -180,12 +181,17 @@ static void tfs_init(void *userdata, struct fuse_conn_info *conn)
 			log_err("cannot start the migrator: %s; data stays where it lands",
 				strerror(-r));
 	}
+	r = memwatch_start(fs);
+	if (r < 0)
+		log_err("cannot start the memory follower: %s; RAM tiers keep their size",
+			strerror(-r));
 }
 
 static void fh_free_all(void);
 
 static void tfs_destroy(void *userdata)
 {
+	memwatch_stop(userdata);
 	migrator_stop(userdata);
 	kernel_stop(userdata);
 	fh_free_all();

@@ -214,6 +214,8 @@ static bool *flag_key(struct tierfs_options *opt, const char *key)
 		return &opt->no_kernel_features;
 	if (!strcmp(key, "no_splice"))
 		return &opt->no_splice;
+	if (!strcmp(key, "no_memory_follow"))
+		return &opt->no_memory_follow;
 	return NULL;
 }
 
@@ -260,7 +262,7 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 	    strcmp(key, "heat_half_life") && strcmp(key, "promote_passes") &&
 	    strcmp(key, "dirty_max") && strcmp(key, "max_inodes") &&
 	    strcmp(key, "max_xattr_bytes") && strcmp(key, "transport") &&
-	    strcmp(key, "page_cache"))
+	    strcmp(key, "page_cache") && strcmp(key, "memory_reserve"))
 		return -ENOENT;
 	if (!value)
 		return fail(err, errlen, "'%s' needs a value", key);
@@ -315,6 +317,12 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 			opt->migrate_bw = v;
 			opt->migrate_bw_set = true;
 		}
+	} else if (!strcmp(key, "memory_reserve")) {
+		r = parse_size_opt("memory reserve", value, &v, err, errlen);
+		if (!r && v == 0)
+			r = fail(err, errlen, "memory reserve must be more than 0 (--no-memory-follow turns the follower off)");
+		if (!r)
+			opt->memory_reserve = v;
 	} else if (!strcmp(key, "dirty_max")) {
 		r = parse_size_opt("dirty limit", value, &v, err, errlen);
 		if (!r && v < 4096)
@@ -452,6 +460,7 @@ static const char *global_long(const char *a)
 		"--dirty-max", "--max-inodes", "--max-xattr-bytes",
 		"--no-migrate", "--no-writeback-cache", "--no-kernel-features",
 		"--no-splice", "--transport", "--page-cache",
+		"--memory-reserve", "--no-memory-follow",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

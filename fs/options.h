@@ -109,6 +109,14 @@ struct tierfs_options {
 	} page_cache;
 	bool page_cache_set;
 	/*
+	 * The memory follower (memwatch.h): RAM tiers give memory back
+	 * while the machine or the cgroup has less than memory_reserve
+	 * bytes left (0: 1/16 of each, the default); no_memory_follow
+	 * turns it off.
+	 */
+	bool no_memory_follow;
+	uint64_t memory_reserve;
+	/*
 	 * Metadata limits (fs/README.md "Running for many users: the limits in detail"): inodes
 	 * in the mount and bytes charged for user.* attributes, 0 = no
 	 * limit once set; options_finish() fills the defaults.
@@ -256,6 +264,17 @@ int mem_probe(struct mem_limit *ret);
  * smallest limit of the cgroup and its ancestors, UINT64_MAX for none. */
 void mem_cgroup_limit(const char *proc_cgroup, const char *mountinfo,
 		      uint64_t *ret);
+/*
+ * mem_cgroup_dir() - the directory of the cgroup that limits our memory
+ * into @dir: the v1 memory controller's where it is mounted (*@ret_v1
+ * true; a hybrid system's cgroup2 then has no controllers), else the
+ * cgroup v2 one; from @proc_cgroup's lines and @mountinfo's mounts.
+ * *@ret_mnt_len is the length of the hierarchy's mount point, where a
+ * walk to the ancestors stops.  Return: false without a cgroup to read
+ * or when a path does not fit.
+ */
+bool mem_cgroup_dir(const char *proc_cgroup, const char *mountinfo,
+		    char *dir, size_t len, size_t *ret_mnt_len, bool *ret_v1);
 /* The smaller of the two limits, and what is left of it after the
  * margin (0 when the margin takes it all). */
 uint64_t mem_total(const struct mem_limit *ml);

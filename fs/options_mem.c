@@ -156,6 +156,54 @@ void mem_cgroup_limit(const char *proc_cgroup, const char *mountinfo,
 	fclose(f);
 }
 
+bool mem_cgroup_dir(const char *proc_cgroup, const char *mountinfo,
+		    char *dir, size_t len, size_t *ret_mnt_len, bool *ret_v1)
+{
+	char line[4096], mnt[1024], root[1024], v2[4096] = "", v1[4096] = "";
+	FILE *f = fopen(proc_cgroup, "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+		if (!strcmp(c1 + 1, ""))
+			snprintf(v2, sizeof(v2), "%s", c2 + 1);
+		else if (!strcmp(c1 + 1, "memory") || strstr(c1 + 1, ",memory") ||
+			 !strncmp(c1 + 1, "memory,", 7))
+			snprintf(v1, sizeof(v1), "%s", c2 + 1);
+	}
+	fclose(f);
+	/* a v1 memory controller, where there is one, is the one that
+	 * limits: a hybrid system's cgroup2 has no controllers */
+	*ret_v1 = v1[0] != '\0';
+	if (!v1[0] && !v2[0])
+		return false;
+	if (!cgroup_mount(mountinfo, *ret_v1, mnt, sizeof(mnt), root,
+			  sizeof(root)))
+		return false;
+	{
+		const char *cg = *ret_v1 ? v1 : v2;
+		size_t rl = strcmp(root, "/") ? strlen(root) : 0;
+		size_t dl;
+
+		if (rl && strncmp(cg, root, rl))
+			return false;
+		if ((size_t)snprintf(dir, len, "%s%s", mnt, cg + rl) >= len)
+			return false;
+		/* the root, "/sys/fs/cgroup" + "/": no trailing slash */
+		dl = strlen(dir);
+		if (dl > 1 && dir[dl - 1] == '/')
+			dir[dl - 1] = '\0';
+	}
+	*ret_mnt_len = strlen(mnt);
+	return true;
+}
+
 int mem_probe(struct mem_limit *ret)
 {
 	long pages = sysconf(_SC_PHYS_PAGES);

@@ -13,6 +13,7 @@
 #include "stats.h"
 #include "fs.h"
 #include "kernel.h"
+#include "memwatch.h"
 #include "migrate.h"
 #include "tier.h"
 #include "strbuf.h"
@@ -41,6 +42,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 {
 	struct strbuf out = STRBUF_INIT;
 	struct migrate_stats ms;
+	struct memwatch_stats mws;
 	uint64_t spliced_b, spliced_w = kernel_spliced_writes(&spliced_b);
 	size_t len;
 	int r = 0;
@@ -53,7 +55,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
 			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "
 			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
-			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d\n",
+			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d limit=%llu\n",
 			    t->name, tier_kind_name(t->kind),
 			    t->path ? t->path : "-",
 			    LD((uint64_t)t->nslots * fs->extent_size),
@@ -70,7 +72,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(LOAD(t->stats.spills)),
 			    LD(LOAD(t->stats.csum_errors)),
 			    LD(LOAD(t->stats.io_errors)),
-			    !!(LOAD(fs->draining) & (1u << i)));
+			    !!(LOAD(fs->draining) & (1u << i)),
+			    LD(tier_limit_bytes(t)));
 	}
 	migrator_get_stats(fs, &ms);
 	if (r == 0)
@@ -105,6 +108,16 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(spliced_w), LD(spliced_b),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
+	memwatch_get_stats(fs, &mws);
+	if (r == 0)
+		r = strbuf_addf(&out,
+			    "memory follow=%d reserve=%llu samples=%llu shrinks=%llu grows=%llu "
+			    "short_by=%lld spare=%lld psi_full10=%.2f\n",
+			    mws.running, LD(fs->opt.memory_reserve),
+			    LD(mws.samples), LD(mws.shrinks), LD(mws.grows),
+			    (long long)mws.short_by,
+			    (long long)(mws.spare == INT64_MAX ? -1 : mws.spare),
+			    mws.psi_full10);
 	if (r == 0) {
 		/* 64 opcodes of at most 32 bytes each */
 		char req[64 * 32];

@@ -107,6 +107,7 @@ static void units_setup(struct tier *t, uint64_t size)
 	t->held_words = DIV_ROUND_UP(t->units_per_slot, 64u);
 	t->held_stride = t->held_words + (t->ops->reserve_ahead ? 1u : 0u);
 	t->cap_units = size >> t->unit_shift;
+	t->limit_units = t->cap_units;
 	if (t->ops->sparse) {
 		v = MIN(t->cap_units, TIER_VIRT_MAX >> t->extent_shift);
 		v = MIN(v, (uint64_t)UINT32_MAX);
@@ -270,12 +271,20 @@ bool tier_medium_space_back(struct tier *t, bool fresh)
 static uint64_t cfg_free_units(const struct tier *t)
 {
 	uint64_t used = __atomic_load_n(&t->used_units, __ATOMIC_RELAXED);
+	uint64_t cap = __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED);
 	uint32_t taken = tier_used_slots(t) +
 			 __atomic_load_n(&t->nleaked, __ATOMIC_RELAXED);
 
-	if (taken >= t->vslots || used >= t->cap_units)
+	if (taken >= t->vslots || used >= cap)
 		return 0;
-	return t->cap_units - used;
+	return cap - used;
+}
+
+void tier_set_limit(struct tier *t, uint64_t bytes)
+{
+	uint64_t units = MIN(bytes >> t->unit_shift, t->cap_units);
+
+	__atomic_store_n(&t->limit_units, units, __ATOMIC_RELAXED);
 }
 
 uint64_t tier_used_bytes(const struct tier *t)

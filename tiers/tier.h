@@ -188,6 +188,15 @@ struct tier {
 	uint32_t nused;		    /* alloc_lock; slots taken; read racily */
 	uint64_t used_units;	    /* alloc_lock; units held; read racily */
 	/*
+	 * The units the tier may hold now: cap_units, unless the memory
+	 * follower (fs/memwatch.c) lowered it because the machine or the
+	 * daemon's cgroup is short of memory.  Relaxed atomic, written by
+	 * tier_set_limit() only.  New units are refused past it (a charge
+	 * fails with -ENOSPC, so placement spills to the next tier) and the
+	 * watermarks are taken against it; units already held stay.
+	 */
+	uint64_t limit_units;
+	/*
 	 * Which units each slot holds: held_words words per slot (at a
 	 * stride of held_stride), in chunks of TIER_CHUNK_SLOTS slots allocated when a slot of the
 	 * chunk first holds a unit (a tier costs no bitmap memory until
@@ -436,6 +445,25 @@ uint32_t tier_free_slots(struct tier *t);
  */
 uint64_t tier_used_bytes(const struct tier *t);
 uint64_t tier_avail_bytes(struct tier *t);
+
+/*
+ * The bytes the tier may hold now (struct tier, limit_units): its
+ * configured size unless tier_set_limit() lowered it.  The migrator's
+ * watermarks are percentages of this.
+ */
+static inline uint64_t tier_limit_bytes(const struct tier *t)
+{
+	return __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED)
+	       << t->unit_shift;
+}
+
+/*
+ * tier_set_limit() - let @t hold at most @bytes from now on (rounded
+ * down to the allocation unit, capped by the configured size).  Lowering
+ * it below what the tier holds frees nothing by itself: new units are
+ * refused, and the migrator demotes down to the new watermarks.
+ */
+void tier_set_limit(struct tier *t, uint64_t bytes);
 
 /**
  * tier_free_bytes() - free bytes of the tiers in @mask of @tiers[0..n-1]

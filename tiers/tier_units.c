@@ -299,7 +299,8 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 		return -ENOMEM;
 	}
 	n = count_missing(w, u0, u1);
-	if (t->used_units + n > t->cap_units) {
+	if (t->used_units + n >
+	    __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED)) {
 		pthread_mutex_unlock(&t->alloc_lock);
 		return -ENOSPC;
 	}
@@ -376,7 +377,7 @@ int tier_slot_get(struct tier *t, uint32_t *ret_slot)
 	 * nused and used_units are written atomically (under the lock)
 	 * because the stats read them without the lock.
 	 */
-	if (t->used_units >= t->cap_units)
+	if (t->used_units >= __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED))
 		r = -ENOSPC;
 	else if (t->nfree_stack > 0)
 		slot = t->free_stack[--t->nfree_stack];

@@ -351,6 +351,60 @@ START_TEST(test_tier_ram_unit_bitmap_model)
 }
 END_TEST
 
+/*
+ * tier_set_limit() (the memory follower's lever, issue 18): new units
+ * and slots are refused past the limit, what is held stays readable,
+ * the free count follows it, and raising it gives the room back.
+ */
+START_TEST(test_tier_ram_limit)
+{
+	struct tier *lt = NULL;
+	uint32_t slot[8], extra;
+	char buf[4096];
+
+	ck_assert_int_eq(tier_create("ram", TIER_RAM, NULL, 8u << 20, 1u << 20,
+				     &lt),
+			 0);
+	ck_assert_uint_eq(tier_limit_bytes(lt), 8u << 20);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(tier_slot_alloc(lt, &slot[i]), 0);
+		memset(buf, 'a' + i, sizeof(buf));
+		ck_assert_int_eq(tier_write(lt, slot[i], 0, buf, sizeof(buf)),
+				 4096);
+	}
+	/* hold 4 MiB; limit 2.5 MiB (rounded to the unit) */
+	tier_set_limit(lt, (5u << 19) + 123);
+	ck_assert_uint_eq(tier_limit_bytes(lt), 5u << 19);
+	ck_assert_uint_eq(tier_avail_bytes(lt), 0);
+	ck_assert_uint_eq(tier_free_slots(lt), 0);
+	ck_assert_int_eq(tier_slot_alloc(lt, &extra), -ENOSPC);
+	/* nothing held is lost, and what is held is still written */
+	ck_assert_int_eq(tier_read(lt, slot[2], 0, buf, sizeof(buf)), 4096);
+	ck_assert_int_eq(buf[4095], 'c');
+	ck_assert_int_eq(tier_write(lt, slot[2], 0, buf, sizeof(buf)), 4096);
+	/* give two back: still above the limit, still refused */
+	tier_slot_free(lt, slot[3]);
+	tier_slot_free(lt, slot[2]);
+	ck_assert_int_eq(tier_slot_alloc(lt, &extra), -ENOSPC);
+	tier_slot_free(lt, slot[1]);
+	ck_assert_uint_eq(tier_avail_bytes(lt), 3u << 19);
+	ck_assert_int_eq(tier_slot_alloc(lt, &slot[1]), 0);
+	/* above the configured size: the size */
+	tier_set_limit(lt, UINT64_MAX);
+	ck_assert_uint_eq(tier_limit_bytes(lt), 8u << 20);
+	ck_assert_uint_eq(tier_avail_bytes(lt), 6u << 20);
+	for (int i = 2; i < 8; i++)
+		ck_assert_int_eq(tier_slot_alloc(lt, &slot[i]), 0);
+	ck_assert_int_eq(tier_slot_alloc(lt, &extra), -ENOSPC);
+	/* 0: nothing new at all */
+	for (int i = 0; i < 8; i++)
+		tier_slot_free(lt, slot[i]);
+	tier_set_limit(lt, 0);
+	ck_assert_int_eq(tier_slot_alloc(lt, &extra), -ENOSPC);
+	tier_free(lt);
+}
+END_TEST
+
 static Suite *tier_ram_suite(void)
 {
 	Suite *s = suite_create("tier_ram");
@@ -378,6 +432,7 @@ static Suite *tier_ram_suite(void)
 	tc = tcase_create("bitmap");
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_tier_ram_unit_bitmap_model);
+	tcase_add_test(tc, test_tier_ram_limit);
 	suite_add_tcase(s, tc);
 
 	tier_conformance(s, &(struct tier_conformance_setup){
