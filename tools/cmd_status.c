@@ -131,6 +131,22 @@ static void drained_note(const char *root, const struct stats *s)
 		       qn(root));
 }
 
+/* One line per tier the memory follower holds below its size. */
+static void limit_note(const struct stats *s)
+{
+	for (size_t i = 0; i < s->nrecs; i++) {
+		const struct stats_rec *t = &s->recs[i];
+		char a[32], b[32];
+
+		if (strcmp(t->type, "tier") || !t->name || !rec_get(t, "limit") ||
+		    rec_u64(t, "limit") >= rec_u64(t, "size"))
+			continue;
+		printf("tier %s takes at most %s of its %s while memory is short (--memory-reserve)\n",
+		       t->name, human(rec_u64(t, "limit"), a, sizeof(a)),
+		       human(rec_u64(t, "size"), b, sizeof(b)));
+	}
+}
+
 static int status_text(const char *root, const struct stats *s, bool first)
 {
 	const struct stats_rec *mnt, *mig;
@@ -213,6 +229,7 @@ static int status_text(const char *root, const struct stats *s, bool first)
 		       (unsigned long long)rec_u64(mig, "moved"));
 	table_print(&t, stdout);
 	drained_note(root, s);
+	limit_note(s);
 	table_release(&t);
 	return 0;
 }

@@ -101,6 +101,9 @@ shrunk=$(field tier ram limit)
 [ "$shrunk" -lt $((256 << 20)) ] || t_fail "the RAM tier's limit is still its size"
 [ "$(field tier ram demote_bytes)" -gt 0 ] || t_fail "nothing was demoted"
 kill -0 "$HOG" 2>/dev/null || t_fail "the job in the cgroup died"
+st=$("$TIERCTL" status "$MNT")
+t_like "$st" "*tier ram takes at most * of its 256M while memory is short*" \
+	"tierctl status names the lowered limit"
 t_check "$P" -s 11 v "$MNT/a" 0 120M >/dev/null
 t_check "$P" -s 12 v "$MNT/b" 0 80M >/dev/null
 

@@ -294,6 +294,8 @@ static const struct args_case {
 	bool fg, debug, single, help, version;
 	bool no_migrate, no_wb, no_kf, no_splice;
 	bool drop; /* --page-cache drop */
+	bool no_follow; /* --no-memory-follow */
+	uint64_t mem_reserve;
 	uint64_t dirty_max;
 	uint64_t max_inodes, max_xattr; /* with their _set flags */
 } args_cases[] = {
@@ -371,6 +373,16 @@ static const struct args_case {
 	{ A("--no-kernel-features=off", "/mnt"), OK("/mnt") },
 	{ A("--no-splice", "/mnt"), OK("/mnt"), .no_splice = true },
 	{ A("-o", "no_splice=0", "/mnt"), OK("/mnt") },
+	/* the memory follower (issue 18) */
+	{ A("--memory-reserve", "300M", "/mnt"), OK("/mnt"),
+	  .mem_reserve = 300u << 20 },
+	{ A("-o", "memory_reserve=1G,no_memory_follow", "/mnt"), OK("/mnt"),
+	  .mem_reserve = 1u << 30, .no_follow = true },
+	{ A("--no-memory-follow", "/mnt"), OK("/mnt"), .no_follow = true },
+	{ A("--memory-reserve", "0", "/mnt"),
+	  BAD("memory reserve must be more than 0") },
+	{ A("--memory-reserve", "12Q", "/mnt"), BAD("cannot parse memory reserve '12Q'") },
+	{ A("--memory-reserve", "/mnt"), BAD("cannot parse memory reserve '/mnt'") },
 	/* --page-cache */
 	{ A("--page-cache", "drop", "/mnt"), OK("/mnt"), .drop = true },
 	{ A("-o", "page_cache=keep", "/mnt"), OK("/mnt") },
@@ -439,6 +451,8 @@ START_TEST(test_options_parse_args_table)
 		ck_assert_int_eq(opt.no_kernel_features, c->no_kf);
 		ck_assert_int_eq(opt.no_splice, c->no_splice);
 		ck_assert_int_eq(opt.page_cache == PAGE_CACHE_DROP, c->drop);
+		ck_assert_int_eq(opt.no_memory_follow, c->no_follow);
+		ck_assert_uint_eq(opt.memory_reserve, c->mem_reserve);
 		ck_assert_uint_eq(opt.dirty_max, c->dirty_max);
 		ck_assert_uint_eq(opt.max_inodes, c->max_inodes);
 		ck_assert_uint_eq(opt.max_xattr_bytes, c->max_xattr);
