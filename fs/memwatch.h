@@ -34,6 +34,9 @@
  * grows by half of the excess, up to the configured size.  No data is
  * moved by the follower itself and none is lost: it only sets limits.
  *
+ * With --no-migrate nothing demotes: a lowered limit then only sends new
+ * data to the next tier.
+ *
  * Only RAM tiers with a slower tier below them follow: a lone RAM tier
  * has nowhere to put its data, and refusing writes because a job grew
  * would surprise more than the memory it holds.
