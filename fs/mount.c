@@ -28,6 +28,7 @@
 #include "throttle.h"
 #include "tier.h"
 #include "macro.h"
+#include "size.h"
 #include "log.h"
 #include "banned.h"
 
@@ -113,24 +114,6 @@ static uint64_t kernel_dirty_thresh(void)
 	return v;
 }
 
-/* @v in a short human form, powers of 1024 ("41.2M"). */
-static const char *human(uint64_t v, char *buf, size_t len)
-{
-	static const char units[] = "KMGTPE";
-	double d = (double)v;
-	int u = -1;
-
-	while (d >= 1024 && u < (int)sizeof(units) - 2) {
-		d /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-	else
-		snprintf(buf, len, "%.1f%c", d, units[u]);
-	return buf;
-}
-
 /*
  * The dirty page cache the kernel may hold for the mount (issue 16,
  * item 12): --dirty-max, else DEFAULT_DIRTY_MAX but never more than an
@@ -164,12 +147,12 @@ static uint64_t dirty_max_choose(const struct tierfs *fs, uint64_t *ret_asked)
 		return v;
 	if (fs->opt.dirty_max)
 		log_warn("--dirty-max %s is more than the kernel lets a mount hold: its dirty threshold is %s now (vm.dirty_ratio of the memory the page cache may use, or vm.dirty_bytes); the dirty limit is %s, 15/16 of it",
-			 human(v, a, sizeof(a)), human(thresh, b, sizeof(b)),
-			 human(cap, c, sizeof(c)));
+			 size_format(v, a, sizeof(a)), size_format(thresh, b, sizeof(b)),
+			 size_format(cap, c, sizeof(c)));
 	else
 		log_info("dirty limit %s (15/16 of the kernel's dirty threshold, %s), not the default %s, which is more than the kernel lets a mount hold",
-			 human(cap, c, sizeof(c)), human(thresh, b, sizeof(b)),
-			 human(v, a, sizeof(a)));
+			 size_format(cap, c, sizeof(c)), size_format(thresh, b, sizeof(b)),
+			 size_format(v, a, sizeof(a)));
 	return cap;
 }
 

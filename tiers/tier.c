@@ -30,6 +30,7 @@
 #include "tier_i.h"
 #include "never.h"
 #include "macro.h"
+#include "size.h"
 #include "banned.h"
 
 
@@ -350,23 +351,6 @@ uint64_t tier_free_bytes(struct tier *const *tiers, unsigned n, uint32_t mask)
 	return sum;
 }
 
-/* @v in a short human form (powers of 1024, as sizes are given). */
-static void fmt_size(char *buf, size_t len, uint64_t v)
-{
-	static const char units[] = "KMGTPE";
-	double d = (double)v;
-	int u = -1;
-
-	while (d >= 1024 && u < (int)sizeof(units) - 2) {
-		d /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, len, "%llu bytes", (unsigned long long)v);
-	else
-		snprintf(buf, len, "%.1f%c", d, units[u]);
-}
-
 int tier_check_shared_space(struct tier *const *tiers, unsigned n, char *why,
 			    size_t len)
 {
@@ -403,8 +387,8 @@ int tier_check_shared_space(struct tier *const *tiers, unsigned n, char *why,
 				at += (size_t)snprintf(names + at,
 						       sizeof(names) - at,
 						       ", '%s'", tiers[j]->name);
-		fmt_size(s1, sizeof(s1), sum);
-		fmt_size(s2, sizeof(s2), avail);
+		size_format(sum, s1, sizeof(s1));
+		size_format(avail, s2, sizeof(s2));
 		snprintf(why, len,
 			 "tiers %s are on one filesystem (%s) and together need %s, but it has %s free",
 			 names, tiers[i]->path, s1, s2);

@@ -177,7 +177,7 @@ t_unmount
 t_tmpfs "$T/two" 8M
 mkdir -p "$T/two/a" "$T/two/b" || t_fail mkdir
 refuse "two 6M file tiers on one 8M tmpfs" \
-	"tierfs: tiers 'a', 'b' are on one filesystem ($T/two/a) and together need 12.0M, but it has 8.0M free" \
+	"tierfs: tiers 'a', 'b' are on one filesystem ($T/two/a) and together need 12M, but it has 8M free" \
 	--tier a=file:"$T/two/a":6M --tier b=file:"$T/two/b":6M "$MNT"
 t_eq "$(tier_dirs "$T/two/a")$(tier_dirs "$T/two/b")" "" "directories left by a refused mount"
 t_mount --tier a=file:"$T/two/a":4M --tier b=file:"$T/two/b":4M
