@@ -51,6 +51,21 @@
  * or from it for 1 s, doubling with each further failure up to 60 s,
  * until a move involving it succeeds again.
  *
+ * --page-cache only: with the kernel's cache kept across opens, a byte
+ * that reached the daemon (a WRITE at writeback, a READ it answered) is
+ * in the page cache from then on, until the kernel reclaims it, and a
+ * RAM tier's copy of it is a second one.  So a tier that lends (lends():
+ * a memory tier with a slower tier below) hands each extent down once
+ * LEND_AGE_TICKS passed since its last access, whatever its watermarks,
+ * and nothing is promoted into it by heat: the page cache is the read
+ * cache, and a read the kernel no longer caches comes from the slower
+ * tier, as on a disk filesystem.  The tier still takes writes at RAM
+ * speed and gives the program its space at write(2); pins and split
+ * ranges still hold (an extent at home is never demoted).  Such a tier
+ * is walked whole (step 1) when something was noted since the last
+ * pass, or when the youngest extent it kept last time comes of age
+ * (m->lend_due), or every LEND_RECHECK_TICKS for what could not move.
+ *
  * Why one file: the passes (demote, promote with its exchange, drain,
  * fixup) share one collection, its candidate vectors and the back-off
  * state, and read best side by side; what has data is track.c's, the
@@ -82,6 +97,11 @@
 #include "banned.h"
 
 #define MIGRATE_INTERVAL_MS 500
+/* --page-cache only: an extent unread and unwritten this long is handed
+ * down (the kernel has had it since); what could not move is looked at
+ * again after LEND_RECHECK_TICKS (heat.h's ticks) */
+#define LEND_AGE_TICKS (2 * HEAT_TICKS_PER_SEC)
+#define LEND_RECHECK_TICKS (10 * HEAT_TICKS_PER_SEC)
 #define MIGRATE_KICK_GAP_MS 250	  /* kicked passes: at least this apart */
 #define BACKOFF_MIN_MS 1000	  /* a failing tier: first back-off */
 #define BACKOFF_MAX_MS 60000	  /* ... doubling up to this */
@@ -105,6 +125,9 @@ struct migrator {
 	/* back-off of failing tiers; migrator thread only */
 	uint64_t backoff_until_ns[TIER_MAX_CONF];
 	uint32_t backoff_ms[TIER_MAX_CONF]; /* 0: the tier is not failing */
+	/* tick when a lending tier is next walked without a note (0: at
+	 * the next pass); migrator thread only */
+	uint32_t lend_due[TIER_MAX_CONF];
 	struct scan *scan; /* the pass under way; migrator thread only */
 };
 
@@ -289,6 +312,12 @@ static int slower_with_room(struct tierfs *fs, const struct cand *c)
 	return -1;
 }
 
+/*
+ * Demote, for each tier above its high watermark, its coldest extents
+ * until it is at its low watermark; and from a lending tier walked for
+ * it (s->lend[]) every extent of age, whatever the watermarks.  Sets
+ * the lending tiers' m->lend_due.
+ */
 static void demote_pass(struct migrator *m, struct scan *s)
 {
 	struct tierfs *fs = m->fs;
@@ -297,20 +326,42 @@ static void demote_pass(struct migrator *m, struct scan *s)
 		struct tier *tt = fs->tiers[t];
 		uint64_t low = wm_bytes(tt, fs->opt.low_wm);
 		struct cand_vec *cv = &s->cold[t];
+		uint32_t due = s->now + LEND_RECHECK_TICKS;
+		bool over = tier_used_bytes(tt) > wm_bytes(tt, fs->opt.high_wm);
 
-		if (tier_used_bytes(tt) <= wm_bytes(tt, fs->opt.high_wm))
+		if (!over && !s->lend[t])
 			continue;
 		vec_sort(cv, by_heat_asc);
-		for (size_t i = 0; i < cv->n && tier_used_bytes(tt) > low; i++) {
-			int dst = slower_with_room(fs, &cv->v[i]);
+		for (size_t i = 0; i < cv->n && !stopping(m); i++) {
+			struct cand *c = &cv->v[i];
+			bool need = over && tier_used_bytes(tt) > low;
+			bool aged = s->lend[t] &&
+				    heat_age(s->now, c->stamp) >= LEND_AGE_TICKS;
+			int dst;
 
-			if (stopping(m))
-				break;
+			if (!c->inode)
+				continue;
+			if (!need && !aged) {
+				if (!s->lend[t])
+					break; /* at the low watermark */
+				/* young: due when it comes of age */
+				if ((int32_t)(c->stamp + LEND_AGE_TICKS - due) < 0)
+					due = c->stamp + LEND_AGE_TICKS;
+				continue;
+			}
+			dst = slower_with_room(fs, c);
 			if (dst < 0)
 				continue;
-			(void)move(m, &cv->v[i], (unsigned)dst);
-			cv->v[i].inode = NULL; /* moved or gone: not a victim */
+			if (move(m, c, (unsigned)dst) == 0 && !need) {
+				pthread_mutex_lock(&m->lock);
+				m->stats.lent++;
+				m->stats.lent_bytes += c->bytes;
+				pthread_mutex_unlock(&m->lock);
+			}
+			c->inode = NULL; /* moved or gone: not a victim */
 		}
+		if (s->lend[t])
+			m->lend_due[t] = due;
 	}
 }
 
@@ -363,7 +414,7 @@ static void promote_pass(struct migrator *m, struct scan *s)
 			struct cand *v;
 			int vd;
 
-			if (!(c->allowed & (1u << u)) ||
+			if (!(c->allowed & (1u << u)) || lends(fs, u) ||
 			    (__atomic_load_n(&fs->draining, __ATOMIC_RELAXED) & (1u << u)))
 				continue;
 			/* room below the high watermark: just move up */
@@ -473,6 +524,13 @@ static void pass(struct migrator *m)
 		s.need_cold[t] = tier_used_bytes(tt) >
 					 wm_bytes(tt, fs->opt.high_wm) &&
 				 room_below(fs, t, s.draining);
+		/* a lending tier holding anything: walked for what came of
+		 * age (see the top of this file) */
+		s.lend[t] = lends(fs, t) && tier_used_bytes(tt) > 0 &&
+			    room_below(fs, t, s.draining) &&
+			    (track_pending(fs) ||
+			     (int32_t)(s.now - m->lend_due[t]) >= 0);
+		s.need_cold[t] |= s.lend[t];
 		if (s.need_cold[t])
 			walk |= 1u << t;
 	}

@@ -33,6 +33,10 @@ struct migrate_stats {
 	 * actions alike), and the time the limit gave them (bytes / bw) */
 	uint64_t throttled_bytes;
 	uint64_t throttled_ns;
+	/* extents (and their bytes) a RAM tier handed down because the
+	 * page cache holds them (--page-cache only, migrate.c) */
+	uint64_t lent;
+	uint64_t lent_bytes;
 	/* now, from the tracker (also without a migrator thread): */
 	uint64_t tracked_inodes;  /* inodes with data */
 	uint64_t tracked_extents; /* their extents */

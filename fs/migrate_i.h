@@ -47,12 +47,23 @@ struct scan {
 	struct cand_vec hot;		     /* promotion candidates */
 	struct cand_vec misplaced;	     /* away from home or allowed */
 	bool need_cold[TIER_MAX_CONF];	     /* cold[t] collected */
+	bool lend[TIER_MAX_CONF];	     /* tier t lends, walked for it */
 	uint32_t draining;		     /* fs->draining at the start */
 	uint32_t now;			     /* tick of the pass */
 	uint32_t hot_min;		     /* heat_hot_min() */
 	struct track_visits vis;	     /* what step 2 looked at */
 	uint64_t vis_inodes, vis_extents;    /* for the stats */
 };
+
+/*
+ * Does tier @t lend (--page-cache only, migrate.c): a memory tier with a
+ * slower tier below, that holds data only until the page cache has it?
+ */
+static inline bool lends(const struct tierfs *fs, unsigned t)
+{
+	return fs->opt.page_cache == PAGE_CACHE_ONLY && t + 1 < fs->ntiers &&
+	       (tier_kind_caps(fs->tiers[t]->kind) & TIER_CAP_MEMORY);
+}
 
 /* @pct percent of tier @t's configured size, in bytes. */
 static inline uint64_t wm_bytes(const struct tier *t, int pct)

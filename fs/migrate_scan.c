@@ -283,7 +283,7 @@ static uint32_t exchange_tiers(struct tierfs *fs, const struct scan *s)
 
 		for (unsigned u = 0; u < c->tier; u++) {
 			if ((x & (1u << u)) || s->need_cold[u] ||
-			    !(c->allowed & (1u << u)) ||
+			    lends(fs, u) || !(c->allowed & (1u << u)) ||
 			    (s->draining & (1u << u)) || room_up(fs, c, u) ||
 			    !room_below(fs, u, s->draining))
 				continue;

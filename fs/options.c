@@ -280,12 +280,12 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 		return 0;
 	}
 	if (!strcmp(key, "page_cache")) {
-		static const char *const names[] = { "keep", "drop" };
+		static const char *const names[] = { "keep", "drop", "only" };
 		int i = name_index(value, names, ARRAY_SIZE(names));
 
 		if (i < 0)
 			return fail(err, errlen,
-				    "bad page cache mode '%s': use keep or drop",
+				    "bad page cache mode '%s': use keep, drop or only",
 				    value);
 		opt->page_cache = (enum tierfs_page_cache)i;
 		opt->page_cache_set = true;

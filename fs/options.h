@@ -101,11 +101,16 @@ struct tierfs_options {
 	 * (fs/README.md "One copy or two: the page cache and the RAM tier"): keep (warm re-reads never reach the daemon;
 	 * data in the RAM tier is then held twice while memory allows), or
 	 * drop (every open is direct I/O: the tiers hold the only copy,
-	 * and every read and write is a request).
+	 * and every read and write is a request), or only (the kernel
+	 * caches as with keep, and a RAM tier with a slower tier below
+	 * hands what was written to it down after a few seconds, so the
+	 * page cache is the only copy in memory: migrate.c "--page-cache
+	 * only").
 	 */
 	enum tierfs_page_cache {
 		PAGE_CACHE_KEEP = 0,
 		PAGE_CACHE_DROP,
+		PAGE_CACHE_ONLY,
 	} page_cache;
 	bool page_cache_set;
 	/*

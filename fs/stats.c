@@ -82,7 +82,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "high_watermark=%d low_watermark=%d bandwidth=%llu drain_stuck=%llu "
 			    "idle_passes=%llu visited_inodes=%llu visited_extents=%llu "
 			    "tracked_inodes=%llu tracked_extents=%llu queued=%llu "
-			    "throttled_bytes=%llu throttled_ms=%llu\n",
+			    "throttled_bytes=%llu throttled_ms=%llu lent=%llu lent_bytes=%llu\n",
 			    tierfs_mig(fs) != NULL, LD(ms.passes), LD(ms.moved),
 			    LD(ms.retries), LD(ms.failures), fs->opt.high_wm,
 			    fs->opt.low_wm, LD(fs->opt.migrate_bw),
@@ -90,7 +90,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(ms.visited_inodes), LD(ms.visited_extents),
 			    LD(ms.tracked_inodes), LD(ms.tracked_extents),
 			    LD(ms.queued), LD(ms.throttled_bytes),
-			    LD(ms.throttled_ns / 1000000));
+			    LD(ms.throttled_ns / 1000000), LD(ms.lent),
+			    LD(ms.lent_bytes));
 	if (r == 0)
 		r = strbuf_addf(&out,
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
@@ -101,7 +102,9 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "rss=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
-			    fs->opt.page_cache == PAGE_CACHE_DROP ? "drop" : "keep",
+			    fs->opt.page_cache == PAGE_CACHE_DROP   ? "drop"
+			    : fs->opt.page_cache == PAGE_CACHE_ONLY ? "only"
+								    : "keep",
 			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
 			    LD(LOAD(fs->wb_errors)), kernel_uring_transport(),
 			    LD(kernel_uring_requests()), kernel_uring_threads(),

@@ -82,6 +82,6 @@ out=$("$TIERFS_BIN" --page-cache sometimes --tier ram=ram:8M "$MNT" 2>&1)
 rc=$?
 [ $rc -ne 0 ] || t_fail "--page-cache sometimes was accepted"
 t_eq "$(wc -l <<<"$out")" 1 "lines for a bad --page-cache: $out"
-t_like "$out" "*use keep or drop" "the message for a bad --page-cache"
+t_like "$out" "*use keep, drop or only" "the message for a bad --page-cache"
 mountpoint -q "$MNT" && t_fail "mounted with a bad --page-cache"
 t_pass

@@ -294,6 +294,7 @@ static const struct args_case {
 	bool fg, debug, single, help, version;
 	bool no_migrate, no_wb, no_kf, no_splice;
 	bool drop; /* --page-cache drop */
+	bool only; /* --page-cache only */
 	bool no_follow; /* --no-memory-follow */
 	uint64_t mem_reserve;
 	uint64_t dirty_max;
@@ -387,8 +388,10 @@ static const struct args_case {
 	{ A("--page-cache", "drop", "/mnt"), OK("/mnt"), .drop = true },
 	{ A("-o", "page_cache=keep", "/mnt"), OK("/mnt") },
 	{ A("--page-cache=drop", "/mnt"), OK("/mnt"), .drop = true },
+	{ A("--page-cache", "only", "/mnt"), OK("/mnt"), .only = true },
+	{ A("-o", "page_cache=only", "/mnt"), OK("/mnt"), .only = true },
 	{ A("--page-cache=sometimes", "/mnt"),
-	  BAD("bad page cache mode 'sometimes': use keep or drop") },
+	  BAD("bad page cache mode 'sometimes': use keep, drop or only") },
 	/* --dirty-max */
 	{ A("--dirty-max", "64M", "/mnt"), OK("/mnt"), .dirty_max = 64 * MiB },
 	{ A("-o", "dirty_max=4K", "/mnt"), OK("/mnt"), .dirty_max = 4 * KiB },
@@ -451,6 +454,7 @@ START_TEST(test_options_parse_args_table)
 		ck_assert_int_eq(opt.no_kernel_features, c->no_kf);
 		ck_assert_int_eq(opt.no_splice, c->no_splice);
 		ck_assert_int_eq(opt.page_cache == PAGE_CACHE_DROP, c->drop);
+		ck_assert_int_eq(opt.page_cache == PAGE_CACHE_ONLY, c->only);
 		ck_assert_int_eq(opt.no_memory_follow, c->no_follow);
 		ck_assert_uint_eq(opt.memory_reserve, c->mem_reserve);
 		ck_assert_uint_eq(opt.dirty_max, c->dirty_max);
