@@ -59,8 +59,8 @@
 #include "macro.h"
 #include "banned.h"
 
-ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
-		  size_t len, uint64_t off)
+static ssize_t do_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		       size_t len, uint64_t off)
 {
 	uint32_t now = tierfs_tick(fs);
 	uint64_t below = 0; /* bytes from tiers below tier 0 */
@@ -109,9 +109,19 @@ ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	return r < 0 ? r : (ssize_t)done;
 }
 
-int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
-		    size_t len, uint64_t off, struct iovec *iov,
-		    unsigned maxiov, unsigned *ret_niov)
+ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		  size_t len, uint64_t off)
+{
+	bool bulk = data_bulk_begin(fs);
+	ssize_t r = do_read(fs, inode, buf, len, off);
+
+	data_bulk_end(bulk);
+	return r;
+}
+
+static int do_read_begin(struct tierfs *fs, struct tfs_inode *inode,
+			 char *buf, size_t len, uint64_t off,
+			 struct iovec *iov, unsigned maxiov, unsigned *ret_niov)
 {
 	uint32_t now = tierfs_tick(fs);
 	uint64_t below = 0; /* bytes from tiers below tier 0 */
@@ -178,6 +188,17 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	quota_io_read(inode->i_quota, done, below);
 	*ret_niov = n;
 	return 0;
+}
+
+int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		    size_t len, uint64_t off, struct iovec *iov,
+		    unsigned maxiov, unsigned *ret_niov)
+{
+	bool bulk = data_bulk_begin(fs);
+	int r = do_read_begin(fs, inode, buf, len, off, iov, maxiov, ret_niov);
+
+	data_bulk_end(bulk);
+	return r;
 }
 
 void data_read_end(struct tfs_inode *inode)
@@ -550,6 +571,7 @@ ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
 	struct wstate w = { .all = false };
 	struct policy pol;
 	size_t done;
+	bool bulk;
 
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
 		src_drain(src, len);
@@ -559,7 +581,9 @@ ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
 	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	/* a short write-through stores nothing past its count */
+	bulk = data_bulk_begin(fs);
 	done = write_extents(fs, inode, &pol, src, len, off, &w);
+	data_bulk_end(bulk);
 	write_done(inode, &w);
 	quota_io_write(inode->i_quota, w.stored);
 	pthread_rwlock_unlock(&inode->i_dlock);
@@ -582,6 +606,7 @@ int data_writeback_src(struct tierfs *fs, struct tfs_inode *inode,
 {
 	struct wstate w = { .all = true };
 	struct policy pol;
+	bool bulk;
 
 	*ret_lost = 0;
 	*ret_first = false;
@@ -594,7 +619,9 @@ int data_writeback_src(struct tierfs *fs, struct tfs_inode *inode,
 	}
 	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
+	bulk = data_bulk_begin(fs);
 	(void)write_extents(fs, inode, &pol, src, len, off, &w);
+	data_bulk_end(bulk);
 	write_done(inode, &w);
 	if (w.err && inode->i_wb)
 		inode->i_wb->fail_bytes += w.lost;

@@ -114,11 +114,26 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 	struct extent e = { 0 };
 	int r = -ENOSPC;
 
+	/*
+	 * A lending tier (--page-cache only) is a write buffer of
+	 * TIERFS_LEND_CAP: beyond it new data goes to the next tier (the
+	 * page cache holds it too: not a spill), unless the extent's home
+	 * is that tier or no other tier takes it (@capped: the second
+	 * round, those tiers only).
+	 */
+	uint32_t lend = fs->lending, capped = 0;
+	int home = lend ? policy_home(pol, idx << fs->extent_shift) : -1;
+
 	for (unsigned i = 0; i < n; i++) {
 		unsigned t = order[i];
 
 		if ((skip | draining) & (1u << t))
 			continue;
+		if ((lend & (1u << t)) && (int)t != home &&
+		    tier_used_bytes(fs->tiers[t]) >= TIERFS_LEND_CAP) {
+			capped |= 1u << t;
+			continue;
+		}
 		r = slot_take(fs, inode, t, idx, eoff, len, 0, &e.slot);
 		if (r == -EDQUOT)
 			break; /* no tier helps */
@@ -129,6 +144,17 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 		/* a tier cap in a quota spills as a full tier does */
 		__atomic_add_fetch(&fs->tiers[t]->stats.spills, 1,
 				   __ATOMIC_RELAXED);
+	}
+	for (unsigned i = 0; i < n && r < 0 && r != -EDQUOT && capped; i++) {
+		unsigned t = order[i];
+
+		if (!(capped & (1u << t)))
+			continue;
+		r = slot_take(fs, inode, t, idx, eoff, len, 0, &e.slot);
+		if (r == 0)
+			e.tier = (uint8_t)t;
+		else if (r == -EDQUOT)
+			break;
 	}
 	if (r < 0) {
 		*ret_err = r;

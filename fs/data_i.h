@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "fs.h"
+#include "tier.h"
 
 struct extent;
 struct policy;
@@ -31,6 +32,28 @@ struct tfs_inode;
 static inline uint64_t ext_mask(const struct tierfs *fs)
 {
 	return (uint64_t)fs->extent_size - 1;
+}
+
+/*
+ * --page-cache only: the mount's page cache holds what a program reads
+ * and writes, so its I/O on a file tier is bulk I/O (tier.h,
+ * tier_bulk_begin()): direct where aligned, and not cached a second
+ * time in the slab's page cache.  Returns whether it began a bulk
+ * section (then data_bulk_end() with that value ends it).  Not nested:
+ * the data functions that use it call no other that does.
+ */
+static inline bool data_bulk_begin(const struct tierfs *fs)
+{
+	if (fs->opt.page_cache != PAGE_CACHE_ONLY)
+		return false;
+	tier_bulk_begin();
+	return true;
+}
+
+static inline void data_bulk_end(bool began)
+{
+	if (began)
+		tier_bulk_end();
 }
 
 /* data_extent.c */

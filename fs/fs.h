@@ -53,6 +53,10 @@ struct memwatch;
 struct throttle;
 struct tfs_inode;
 
+/* What a lending tier (fs->lending) holds at most: new data goes to the
+ * next tier beyond it, as the kernel writes it back (data_extent.c). */
+#define TIERFS_LEND_CAP (64u << 20)
+
 /* Largest request we ask the kernel for (max_write, readahead). */
 #define TIERFS_MAX_IO (1u << 20)
 
@@ -122,6 +126,13 @@ struct tierfs {
 	 */
 	uint64_t policy_gen;
 	uint32_t draining;	/* relaxed atomic; bit per tier taking no data */
+	/*
+	 * --page-cache only (migrate.c): bit per tier that lends, a memory
+	 * tier with a slower tier below that holds data only until the page
+	 * cache has it, and at most TIERFS_LEND_CAP of it.  Immutable after
+	 * mount.
+	 */
+	uint32_t lending;
 	struct tier_names names; /* immutable; tier names for policies */
 
 	/*

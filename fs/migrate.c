@@ -100,7 +100,7 @@
 /* --page-cache only: an extent unread and unwritten this long is handed
  * down (the kernel has had it since); what could not move is looked at
  * again after LEND_RECHECK_TICKS (heat.h's ticks) */
-#define LEND_AGE_TICKS (2 * HEAT_TICKS_PER_SEC)
+#define LEND_AGE_TICKS HEAT_TICKS_PER_SEC
 #define LEND_RECHECK_TICKS (10 * HEAT_TICKS_PER_SEC)
 #define MIGRATE_KICK_GAP_MS 250	  /* kicked passes: at least this apart */
 #define BACKOFF_MIN_MS 1000	  /* a failing tier: first back-off */

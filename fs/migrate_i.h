@@ -61,8 +61,7 @@ struct scan {
  */
 static inline bool lends(const struct tierfs *fs, unsigned t)
 {
-	return fs->opt.page_cache == PAGE_CACHE_ONLY && t + 1 < fs->ntiers &&
-	       (tier_kind_caps(fs->tiers[t]->kind) & TIER_CAP_MEMORY);
+	return fs->lending & (1u << t);
 }
 
 /* @pct percent of tier @t's configured size, in bytes. */

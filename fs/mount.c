@@ -227,6 +227,11 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 		}
 	}
 
+	for (unsigned i = 0; i + 1 < fs->ntiers; i++)
+		if (opt->page_cache == PAGE_CACHE_ONLY &&
+		    (tier_kind_caps(fs->tiers[i]->kind) & TIER_CAP_MEMORY))
+			fs->lending |= 1u << i;
+
 	fs->dirty_max = dirty_max_choose(fs, &fs->dirty_asked);
 	fs->dirty_reserve = fs->dirty_max;
 

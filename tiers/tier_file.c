@@ -57,6 +57,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,16 +144,81 @@ static int dio_open(int fd)
 	return open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 }
 
-/* The fd for a request: @p->dio_fd for a bulk copy of at least DIO_MIN
- * that fits its alignment, else the buffered one. */
-static int pick_fd(struct file_priv *p, const void *buf, size_t len,
-		   uint64_t pos)
+/*
+ * A bulk request aligned in the file and in length but not in memory (a
+ * FUSE request's payload follows its header, --page-cache only) goes
+ * direct through a per-thread buffer of DIO_ALIGN alignment, up to
+ * DIO_BOUNCE_MAX: one memcpy, against a second copy of the bytes in the
+ * slab's page cache.  The buffer is the thread's until it exits (the
+ * key's destructor frees it).
+ */
+#define DIO_BOUNCE_MAX (4u << 20)
+
+struct dio_bounce {
+	size_t size;
+	void *data;
+};
+
+static pthread_key_t dio_key;
+static pthread_once_t dio_once = PTHREAD_ONCE_INIT;
+
+static void dio_bounce_free(void *arg)
 {
+	struct dio_bounce *b = arg;
+
+	if (b)
+		free(b->data);
+	free(b);
+}
+
+static void dio_key_init(void)
+{
+	(void)pthread_key_create(&dio_key, dio_bounce_free);
+}
+
+/* The calling thread's aligned buffer of at least @size, or NULL (no
+ * memory: the caller goes buffered). */
+static void *dio_bounce_get(size_t size)
+{
+	struct dio_bounce *b;
+	void *d = NULL;
+
+	pthread_once(&dio_once, dio_key_init);
+	b = pthread_getspecific(dio_key);
+	if (b && b->size >= size)
+		return b->data;
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		(void)pthread_setspecific(dio_key, b);
+	}
+	if (posix_memalign(&d, DIO_ALIGN, size))
+		return NULL;
+	free(b->data);
+	b->data = d;
+	b->size = size;
+	return d;
+}
+
+/* The fd for a request: @p->dio_fd for a bulk copy of at least DIO_MIN
+ * that fits its alignment, else the buffered one; *@ret_bounce: the
+ * aligned buffer to go through when only @buf is not aligned (NULL:
+ * @buf itself). */
+static int pick_fd(struct file_priv *p, const void *buf, size_t len,
+		   uint64_t pos, void **ret_bounce)
+{
+	*ret_bounce = NULL;
 	if (p->dio_fd < 0 || len < DIO_MIN || !tier_bulk() ||
 	    __atomic_load_n(&p->no_dio, __ATOMIC_RELAXED) ||
-	    (((uintptr_t)buf | len | pos) & (DIO_ALIGN - 1)))
+	    ((len | pos) & (DIO_ALIGN - 1)))
 		return p->fd;
-	return p->dio_fd;
+	if (!((uintptr_t)buf & (DIO_ALIGN - 1)))
+		return p->dio_fd;
+	if (len > DIO_BOUNCE_MAX)
+		return p->fd;
+	*ret_bounce = dio_bounce_get(len);
+	return *ret_bounce ? p->dio_fd : p->fd;
 }
 
 /* A direct request refused for its alignment: never again, and this one
@@ -215,11 +282,14 @@ static ssize_t file_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 {
 	struct file_priv *p = t->priv;
 	uint64_t pos = slot_offset(t, slot) + off;
-	int fd = pick_fd(p, buf, len, pos);
-	ssize_t r = uring_pread(fd, buf, len, pos);
+	void *bounce;
+	int fd = pick_fd(p, buf, len, pos, &bounce);
+	ssize_t r = uring_pread(fd, bounce ? bounce : buf, len, pos);
 
 	if (dio_refused(p, fd, r))
 		r = uring_pread(p->fd, buf, len, pos);
+	else if (bounce && r > 0)
+		memcpy(buf, bounce, (size_t)r);
 	return r;
 }
 
@@ -228,9 +298,13 @@ static ssize_t file_write(struct tier *t, uint32_t slot, uint64_t off,
 {
 	struct file_priv *p = t->priv;
 	uint64_t pos = slot_offset(t, slot) + off;
-	int fd = pick_fd(p, buf, len, pos);
-	ssize_t r = uring_pwrite(fd, buf, len, pos);
+	void *bounce;
+	int fd = pick_fd(p, buf, len, pos, &bounce);
+	ssize_t r;
 
+	if (bounce)
+		memcpy(bounce, buf, len);
+	r = uring_pwrite(fd, bounce ? bounce : buf, len, pos);
 	if (dio_refused(p, fd, r))
 		r = uring_pwrite(p->fd, buf, len, pos);
 	return r;

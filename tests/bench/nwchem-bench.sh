@@ -24,7 +24,7 @@ prog=${0##*/}
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,half,half-drop"
+ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,half,half-drop,half-only"
 DEFAULT_INPUT=$script_dir/nwchem-benzene-scf.nw
 # the input's SCF energy with Debian's NWChem 7.0.2, 8 decimals
 DEFAULT_REF=-230.72843877
@@ -53,6 +53,8 @@ Targets (--targets, default $ALL_TARGETS):
   half       tierfs --tier ram=ram:RAM_HALF --tier disk=file:DIR:8G, a RAM
              tier of half the integral file (DIR a fresh directory under
              --file-dir)
+  half-only  half with --page-cache only (the page cache is the only
+             copy in memory; the RAM tier hands data down after 2 s)
 
 Options:
   --bin PATH         the tierfs daemon (else \$TIERFS_BIN, else ./build/fs/tierfs)
@@ -146,7 +148,7 @@ if [[ -n ${seen[tmpfs]:-} ]] && ((EUID != 0)); then
 	die "mounting a tmpfs needs root (or leave tmpfs out of --targets)"
 fi
 [[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
-[[ -n ${seen[half]:-} ]] && need_writable_dir "$file_dir" --file-dir
+[[ -n ${seen[half]:-}${seen[half-drop]:-}${seen[half-only]:-} ]] && need_writable_dir "$file_dir" --file-dir
 
 work=$(make_work nwchem-bench)
 run_pid=
@@ -189,6 +191,7 @@ label()
 	ram-uring) echo "tierfs RAM $ram_big, io_uring" ;;
 	half) echo "tierfs RAM $ram_half + file" ;;
 	half-drop) echo "tierfs RAM $ram_half + file, page cache dropped" ;;
+	half-only) echo "tierfs RAM $ram_half + file, page cache only" ;;
 	esac
 }
 
@@ -245,6 +248,12 @@ scratch_up()
 		rm_dirs+=("$d")
 		tierfs_up half-drop --tier "ram=ram:$ram_half_bytes" \
 			--tier "disk=file:$d:8G" --page-cache drop
+		scratch=$fuse_mnt ;;
+	half-only)
+		d=$(mktemp -d "$file_dir/nwchem-bench-tier.XXXXXX")
+		rm_dirs+=("$d")
+		tierfs_up half-only --tier "ram=ram:$ram_half_bytes" \
+			--tier "disk=file:$d:8G" --page-cache only
 		scratch=$fuse_mnt ;;
 	esac
 }
@@ -320,7 +329,8 @@ med = {t: statistics.median(float(r[2]) for r in rows if r[0] == t) for t in ord
 labels = {"tmpfs": "tmpfs", "plain": "plain dir", "ram": "tierfs RAM, /dev/fuse",
           "ram-drop": "tierfs RAM, page cache dropped",
           "ram-uring": "tierfs RAM, io_uring", "half": "tierfs RAM half + file",
-          "half-drop": "tierfs RAM half + file, page cache dropped"}
+          "half-drop": "tierfs RAM half + file, page cache dropped",
+          "half-only": "tierfs RAM half + file, page cache only"}
 print()
 print("| target | median wall (s) | ratio to tmpfs | runs (s) | peak held / stored (MiB) | counters of the last run |")
 print("|---|---:|---:|---|---|---|")

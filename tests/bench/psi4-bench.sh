@@ -19,7 +19,7 @@ prog=${0##*/}
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$script_dir/../.." && pwd)
 
-ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,ramfile,ramfile-drop"
+ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,ramfile,ramfile-drop,ram-only,ramfile-only"
 DEFAULT_INPUT=$script_dir/psi4-h2o-ccsdt.in
 # the input's CCSD(T)/cc-pVQZ energy with Psi4 1.3.2, the same on every fs
 DEFAULT_REF=-76.3597933411
@@ -50,6 +50,10 @@ Targets (--targets, default $ALL_TARGETS):
   ram-drop, ramfile-drop  ram and ramfile with --page-cache=drop (the
             kernel caches nothing of the mount; the tiers hold one copy)
             (DIR a fresh directory under --file-dir)
+  ram-only  tierfs --tier ram=ram:RAM_BIG --tier disk=file:DIR:FILE_TIER_SIZE
+            --page-cache only (the page cache is the only copy in memory;
+            the RAM tier hands what was written down after 2 s)
+  ramfile-only  ramfile with --page-cache only
 
 Options:
   --bin PATH             the tierfs daemon (else \$TIERFS_BIN, else
@@ -166,7 +170,7 @@ if [[ -n ${seen[tmpfs]:-} ]] && ((EUID != 0)); then
 	die "mounting a tmpfs needs root (or leave tmpfs out of --targets)"
 fi
 [[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
-[[ -n ${seen[ramfile]:-}${seen[ramfile-drop]:-} ]] && need_writable_dir "$file_dir" --file-dir
+[[ -n ${seen[ramfile]:-}${seen[ramfile-drop]:-}${seen[ram-only]:-}${seen[ramfile-only]:-} ]] && need_writable_dir "$file_dir" --file-dir
 
 # ---------------------------------------------------------------------
 # setup and guaranteed teardown
@@ -260,6 +264,14 @@ setup_scratch()
 		rm_dirs+=("$d")
 		tierfs_mount ramfile-drop "$2" --tier "ram=ram:$ram_small_bytes" \
 			--tier "disk=file:$d:$file_tier_bytes" --page-cache drop
+		scratch=$fuse_mnt ;;
+	ram-only | ramfile-only)
+		d=$(mktemp -d "$file_dir/psi4-bench-tier.XXXXXX")
+		rm_dirs+=("$d")
+		local rb=$ram_big_bytes
+		[[ $1 == ramfile-only ]] && rb=$ram_small_bytes
+		tierfs_mount "$1" "$2" --tier "ram=ram:$rb" \
+			--tier "disk=file:$d:$file_tier_bytes" --page-cache only
 		scratch=$fuse_mnt ;;
 	esac
 	[[ -z $(ls -A "$scratch") ]] || die "scratch directory $scratch is not empty"
@@ -368,6 +380,8 @@ label()
 	ram-uring) echo "tierfs RAM $ram_big, io_uring" ;;
 	ramfile) echo "tierfs RAM $ram_small + file" ;;
 	ramfile-drop) echo "tierfs RAM $ram_small + file, page cache dropped" ;;
+	ram-only) echo "tierfs RAM $ram_big + file, page cache only" ;;
+	ramfile-only) echo "tierfs RAM $ram_small + file, page cache only" ;;
 	esac
 }
 

@@ -15,6 +15,12 @@
 #  - a rewrite in place and an extension read back exact, and the new
 #    extents are handed down too;
 #  - a file in a directory pinned to ram stays in RAM;
+#  - the RAM tier is a write buffer of 64M (TIERFS_LEND_CAP): with the
+#    migrator off, a 100M file puts 64M (and at most the extents of
+#    the writebacks in flight) in RAM 128M and the rest on the
+#    file tier, and the file tier's share goes direct, around the
+#    slab's page cache (fincore of the slab); with keep it is cached
+#    there;
 #  - the same 8M with --page-cache keep stays in RAM (lent 0): the checks
 #    above can tell the modes apart.
 # Waiting is on conditions (RAM used, lent) with hang limits, and on
@@ -71,6 +77,32 @@ wait_passes 8
 t_eq "$(on_tier ram "$MNT/pinned/p")" $((2 * M)) "RAM bytes of the pinned file"
 t_eq "$(mstat lent)" "$l0" "extents lent from a pinned directory"
 pat_v -s 4 "$MNT/pinned/p" 0 2M
+
+# the cap, without the migrator: 64M in RAM, the rest direct to disk
+slab_cached() { fincore -rbn -o RES "$(slab_of "$T/disk")" | awk '{ s += $1 } END { print s + 0 }'; }
+t_remount --page-cache only --no-migrate --tier ram=ram:128M --tier disk=file:"$T/disk":256M
+pat_w -b 1M -s 6 "$MNT/c" 0 100M
+sync -f "$MNT" || t_fail "sync -f"
+# writebacks in flight side by side may each take an extent at the cap
+u=$(tstat ram used)
+[ "$u" -ge $((64 * M)) ] && [ "$u" -le $((72 * M)) ] ||
+	t_fail "RAM used by a lending tier with a 64M cap: $u"
+t_eq "$(on_tier disk "$MNT/c")" $((100 * M - u)) "bytes beyond the cap on the file tier"
+t_eq "$(tstat ram spills)" 0 "spills counted for data beyond the cap"
+c=$(slab_cached)
+[ "$c" -le $((4 * M)) ] || t_fail "the slab's page cache holds $c bytes with --page-cache only"
+drop_caches
+pat_v -s 6 "$MNT/c" 0 100M
+c=$(slab_cached)
+[ "$c" -le $((4 * M)) ] || t_fail "the slab's page cache holds $c bytes after reading back"
+# keep, same tiers: RAM takes 100M, the page cache of the slab is the
+# control (a file tier-only mount caches what it writes)
+t_remount --no-migrate --tier disk=file:"$T/disk":256M
+pat_w -b 1M -s 7 "$MNT/d" 0 32M
+sync -f "$MNT" || t_fail "sync -f"
+c=$(slab_cached)
+[ "$c" -ge $((16 * M)) ] || t_fail "with keep, the slab's page cache holds only $c bytes of 32M written"
+pat_v -s 7 "$MNT/d" 0 32M
 
 # keep: the same file stays in RAM
 t_remount --tier ram=ram:16M --tier disk=file:"$T/disk":64M
