@@ -71,7 +71,7 @@ static void usage(FILE *f)
 		"                               too (keep, default: fast re-reads), never\n"
 		"                               (drop: the tiers hold one copy), or as\n"
 		"                               the only copy in memory (only: RAM tiers\n"
-		"                               hand what was written down after 2 s)\n"
+		"                               hand what was written down after 1 s)\n"
 		"  --memory-reserve SIZE        RAM tiers give memory back to the next\n"
 		"                               tier while less than SIZE is free in\n"
 		"                               the machine or the cgroup (default 1/16)\n"

@@ -60,8 +60,10 @@
  * and nothing is promoted into it by heat: the page cache is the read
  * cache, and a read the kernel no longer caches comes from the slower
  * tier, as on a disk filesystem.  The tier still takes writes at RAM
- * speed and gives the program its space at write(2); pins and split
- * ranges still hold (an extent at home is never demoted).  Such a tier
+ * speed, up to TIERFS_LEND_CAP (extent_place() puts new data on the next
+ * tier beyond it); pins and split ranges still hold (an extent at home
+ * is never demoted).  A file tier's I/O is then direct (data_i.h,
+ * data_bulk_begin()).  Such a tier
  * is walked whole (step 1) when something was noted since the last
  * pass, or when the youngest extent it kept last time comes of age
  * (m->lend_due), or every LEND_RECHECK_TICKS for what could not move.

@@ -329,8 +329,12 @@ struct tier *tier_free(struct tier *t);
  * can keep such I/O out of the medium's page cache does (the file tier:
  * O_DIRECT for requests aligned to 4 KiB), so a promotion leaves no
  * third copy of what it moves into RAM, and a demotion frees memory
- * instead of filling the page cache with what it demotes.  A hint only:
- * data and errors are the same either way.  Does not nest.
+ * instead of filling the page cache with what it demotes.  Also a
+ * program's reads and writes under --page-cache only, whose bytes the
+ * mount's page cache holds (fs/data_i.h).  A request aligned in the file
+ * but not in memory goes through an aligned per-thread buffer
+ * (tier_file.c).  A hint only: data and errors are the same either way.
+ * Does not nest.
  * tier_bulk() (tier_ops.h) says whether the calling thread is inside.
  */
 void tier_bulk_begin(void);

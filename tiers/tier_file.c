@@ -58,6 +58,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +99,9 @@ struct file_priv {
 /*
  * The page cache of the slab (issue 18): requests from programs go
  * through it -- it gathers 4 KiB writes, and it is the first memory the
- * kernel reclaims -- but the migrator's copies do not (tier_bulk()).  A
+ * kernel reclaims -- but the migrator's copies do not (tier_bulk()), nor
+ * do programs' requests under --page-cache only, whose bytes the
+ * mount's page cache holds already.  A
  * promotion read through it would leave a third copy of data now in RAM
  * (the tier's and the mount's page cache); a demotion written through
  * it would move the memory it frees into dirty page cache.  Direct I/O
@@ -147,64 +150,56 @@ static int dio_open(int fd)
 /*
  * A bulk request aligned in the file and in length but not in memory (a
  * FUSE request's payload follows its header, --page-cache only) goes
- * direct through a per-thread buffer of DIO_ALIGN alignment, up to
- * DIO_BOUNCE_MAX: one memcpy, against a second copy of the bytes in the
- * slab's page cache.  The buffer is the thread's until it exits (the
- * key's destructor frees it).
+ * direct through an aligned buffer of DIO_BOUNCE_MAX from a pool of at
+ * most DIO_POOL_MAX, shared by the mount's threads (one per thread would
+ * hold a buffer for each of 30-odd threads): one memcpy, against a
+ * second copy of the bytes in the slab's page cache.  When all are in
+ * use, or one cannot be made, the request goes buffered.  Buffers are
+ * made when first needed and kept for the process's life.
  */
-#define DIO_BOUNCE_MAX (4u << 20)
+#define DIO_BOUNCE_MAX (1u << 20)
+#define DIO_POOL_MAX 8u
 
-struct dio_bounce {
-	size_t size;
-	void *data;
-};
+static pthread_mutex_t dio_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *dio_pool[DIO_POOL_MAX]; /* dio_pool_lock; the free ones */
+static unsigned dio_pool_free;	     /* dio_pool_lock */
+static unsigned dio_pool_made;	     /* dio_pool_lock */
 
-static pthread_key_t dio_key;
-static pthread_once_t dio_once = PTHREAD_ONCE_INIT;
-
-static void dio_bounce_free(void *arg)
+/* A free pool buffer, or NULL (all in use, or no memory). */
+static void *dio_bounce_get(void)
 {
-	struct dio_bounce *b = arg;
-
-	if (b)
-		free(b->data);
-	free(b);
-}
-
-static void dio_key_init(void)
-{
-	(void)pthread_key_create(&dio_key, dio_bounce_free);
-}
-
-/* The calling thread's aligned buffer of at least @size, or NULL (no
- * memory: the caller goes buffered). */
-static void *dio_bounce_get(size_t size)
-{
-	struct dio_bounce *b;
 	void *d = NULL;
+	bool make = false;
 
-	pthread_once(&dio_once, dio_key_init);
-	b = pthread_getspecific(dio_key);
-	if (b && b->size >= size)
-		return b->data;
-	if (!b) {
-		b = calloc(1, sizeof(*b));
-		if (!b)
-			return NULL;
-		(void)pthread_setspecific(dio_key, b);
+	pthread_mutex_lock(&dio_pool_lock);
+	if (dio_pool_free)
+		d = dio_pool[--dio_pool_free];
+	else if (dio_pool_made < DIO_POOL_MAX)
+		make = true, dio_pool_made++;
+	pthread_mutex_unlock(&dio_pool_lock);
+	if (make && posix_memalign(&d, DIO_ALIGN, DIO_BOUNCE_MAX)) {
+		d = NULL;
+		pthread_mutex_lock(&dio_pool_lock);
+		dio_pool_made--;
+		pthread_mutex_unlock(&dio_pool_lock);
 	}
-	if (posix_memalign(&d, DIO_ALIGN, size))
-		return NULL;
-	free(b->data);
-	b->data = d;
-	b->size = size;
 	return d;
+}
+
+/* Give back a buffer of dio_bounce_get(); accepts NULL. */
+static void dio_bounce_put(void *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_lock(&dio_pool_lock);
+	dio_pool[dio_pool_free++] = d;
+	pthread_mutex_unlock(&dio_pool_lock);
 }
 
 /* The fd for a request: @p->dio_fd for a bulk copy of at least DIO_MIN
  * that fits its alignment, else the buffered one; *@ret_bounce: the
- * aligned buffer to go through when only @buf is not aligned (NULL:
- * @buf itself). */
+ * pool buffer to go through when only @buf is not aligned (NULL: @buf
+ * itself), for the caller to give back (dio_bounce_put()). */
 static int pick_fd(struct file_priv *p, const void *buf, size_t len,
 		   uint64_t pos, void **ret_bounce)
 {
@@ -217,7 +212,7 @@ static int pick_fd(struct file_priv *p, const void *buf, size_t len,
 		return p->dio_fd;
 	if (len > DIO_BOUNCE_MAX)
 		return p->fd;
-	*ret_bounce = dio_bounce_get(len);
+	*ret_bounce = dio_bounce_get();
 	return *ret_bounce ? p->dio_fd : p->fd;
 }
 
@@ -290,6 +285,7 @@ static ssize_t file_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		r = uring_pread(p->fd, buf, len, pos);
 	else if (bounce && r > 0)
 		memcpy(buf, bounce, (size_t)r);
+	dio_bounce_put(bounce);
 	return r;
 }
 
@@ -305,6 +301,7 @@ static ssize_t file_write(struct tier *t, uint32_t slot, uint64_t off,
 	if (bounce)
 		memcpy(bounce, buf, len);
 	r = uring_pwrite(fd, bounce ? bounce : buf, len, pos);
+	dio_bounce_put(bounce);
 	if (dio_refused(p, fd, r))
 		r = uring_pwrite(p->fd, buf, len, pos);
 	return r;

@@ -196,7 +196,7 @@ mem_sample_start()
 {
 	local base
 	mem_sampler= mem_held= mem_stored=
-	base=$(awk '$1 == "Cached:" { print $2 * 1024 }' /proc/meminfo)
+	base=$(awk '$1 == "Cached:" { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
 	mem_samples=$(mktemp "${TMPDIR:-/tmp}/mem-samples.XXXXXX")
 	(
 		local rss cached stored
@@ -206,10 +206,10 @@ mem_sample_start()
 		while :; do
 			rss=0
 			if [[ -n ${2:-} ]]; then
-				rss=$(awk '$1 == "VmRSS:" { print $2 * 1024 }' \
+				rss=$(awk '$1 == "VmRSS:" { printf "%.0f\n", $2 * 1024 }' \
 					"/proc/$2/status" 2>/dev/null) || rss=0
 			fi
-			cached=$(awk '$1 == "Cached:" { print $2 * 1024 }' /proc/meminfo)
+			cached=$(awk '$1 == "Cached:" { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
 			stored=$(du -s -B1 -x "$1" 2>/dev/null | awk '{ print $1 }')
 			echo "$((${rss:-0} + cached - base)) ${stored:-0}"
 			sleep 0.5

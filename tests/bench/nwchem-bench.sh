@@ -54,7 +54,7 @@ Targets (--targets, default $ALL_TARGETS):
              tier of half the integral file (DIR a fresh directory under
              --file-dir)
   half-only  half with --page-cache only (the page cache is the only
-             copy in memory; the RAM tier hands data down after 2 s)
+             copy in memory; the RAM tier hands data down after 1 s)
 
 Options:
   --bin PATH         the tierfs daemon (else \$TIERFS_BIN, else ./build/fs/tierfs)

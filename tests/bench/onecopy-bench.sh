@@ -170,7 +170,7 @@ one_run()
 	rm -f "$work/warm"
 	du -s "$mnt" >/dev/null
 	[[ -n $fuse_pid ]] && tier_used ram >/dev/null
-	base=$(awk '$1 == "Cached:" { print $2 * 1024 }' /proc/meminfo)
+	base=$(awk '$1 == "Cached:" { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
 	mem_sample_start "$mnt" "$pid"
 	read -r bw iops < <(fio_run write --rw=write --bs=1M --size="$size_bytes" --end_fsync=1)
 	w=$((bw / 1048576))
@@ -190,8 +190,8 @@ one_run()
 	sleep 1 # one more sample of the sampler
 	mem_sample_stop
 	rss=0
-	[[ -n $pid ]] && rss=$(awk '$1 == "VmRSS:" { print $2 * 1024 }' "/proc/$pid/status")
-	now=$(awk '$1 == "Cached:" { print $2 * 1024 }' /proc/meminfo)
+	[[ -n $pid ]] && rss=$(awk '$1 == "VmRSS:" { printf "%.0f\n", $2 * 1024 }' "/proc/$pid/status")
+	now=$(awk '$1 == "Cached:" { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
 	echo "# round $r, $t: write $w MiB/s, warm seq read $sr MiB/s, warm rand read $rr IOPS, peak held $mem_held MiB for $mem_stored MiB stored, settled $(((now - base + rss) / 1048576)) MiB" >&2
 	echo "$t $w $sr $rr $mem_held $mem_stored $(((now - base + rss) / 1048576))" >>"$work/results"
 	umount_target

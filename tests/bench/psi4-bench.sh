@@ -52,7 +52,7 @@ Targets (--targets, default $ALL_TARGETS):
             (DIR a fresh directory under --file-dir)
   ram-only  tierfs --tier ram=ram:RAM_BIG --tier disk=file:DIR:FILE_TIER_SIZE
             --page-cache only (the page cache is the only copy in memory;
-            the RAM tier hands what was written down after 2 s)
+            the RAM tier hands what was written down after 1 s)
   ramfile-only  ramfile with --page-cache only
 
 Options:

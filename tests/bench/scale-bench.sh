@@ -270,7 +270,7 @@ key()
 
 rss_bytes()
 {
-	awk '$1 == "VmRSS:" { print $2 * 1024 }' "/proc/$fuse_pid/status"
+	awk '$1 == "VmRSS:" { printf "%.0f\n", $2 * 1024 }' "/proc/$fuse_pid/status"
 }
 
 cpu_ticks()

@@ -7,7 +7,7 @@
 # memory.  RAM 16M over a 64M file tier, 1M extents, watermarks at their
 # defaults (so with keep an 8M file stays in RAM):
 #  - an 8M file written through the page cache leaves the RAM tier once
-#    it has been idle for 2 s: RAM used 0, the file on the file tier, the
+#    it has been idle for 1 s: RAM used 0, the file on the file tier, the
 #    migrator's lent counters at 8 extents and 8M; it reads back exact
 #    from the page cache and, with the caches dropped, from the file tier;
 #  - read hot (O_DIRECT passes, which reach the daemon) it is not
@@ -72,7 +72,7 @@ mkdir "$MNT/pinned" || t_fail mkdir
 setfattr -n user.tierfs.pin -v ram "$MNT/pinned" || t_fail "setfattr pin"
 pat_w -b 1M -s 4 "$MNT/pinned/p" 0 2M
 l0=$(mstat lent)
-# 2 s of age is 4 passes; give it 8
+# 1 s of age is 2 passes; give it 8
 wait_passes 8
 t_eq "$(on_tier ram "$MNT/pinned/p")" $((2 * M)) "RAM bytes of the pinned file"
 t_eq "$(mstat lent)" "$l0" "extents lent from a pinned directory"
