@@ -471,6 +471,10 @@ static const struct {
 	  true, 1, "Bytes moved under the bandwidth limit." },
 	{ "migrator", "throttled_ms", "tierfs_migrator_throttled_seconds_total",
 	  true, 0.001, "Time the bandwidth limit gave the bytes it moved." },
+	{ "migrator", "lent", "tierfs_migrator_lent_extents_total", true, 1,
+	  "Extents a RAM tier handed down because the page cache holds them (--page-cache only)." },
+	{ "migrator", "lent_bytes", "tierfs_migrator_lent_bytes_total", true, 1,
+	  "Bytes of those extents." },
 };
 
 static bool is_number(const char *v)

@@ -41,6 +41,11 @@ t_eq "$(mstat lent)" 8 "extents lent"
 t_eq "$(mstat lent_bytes)" $((8 * M)) "bytes lent"
 t_eq "$(on_tier disk "$MNT/a")" $((8 * M)) "file a on the file tier"
 t_eq "$(mstat failures)" 0 "migration failures"
+: "${TIERCTL:=$(dirname "$TIERFS_BIN")/../tools/tierctl}"
+if [ -x "$TIERCTL" ]; then
+	prom=$("$TIERCTL" stats --prometheus "$MNT") || t_fail "tierctl stats --prometheus"
+	t_like "$prom" "*tierfs_migrator_lent_extents_total{mount=\"$MNT\"} 8*" "lent extents in tierctl's Prometheus text"
+fi
 pat_v -s 1 "$MNT/a" 0 8M
 drop_caches
 pat_v -s 1 "$MNT/a" 0 8M
