@@ -332,8 +332,8 @@ struct tier *tier_free(struct tier *t);
  * instead of filling the page cache with what it demotes.  Also a
  * program's reads and writes under --page-cache only, whose bytes the
  * mount's page cache holds (fs/data_i.h).  A request aligned in the file
- * but not in memory goes through an aligned per-thread buffer
- * (tier_file.c).  A hint only: data and errors are the same either way.
+ * but not in memory goes through one of the tier's aligned pool
+ * buffers (tier_file.c).  A hint only: data and errors are the same either way.
  * Does not nest.
  * tier_bulk() (tier_ops.h) says whether the calling thread is inside.
  */

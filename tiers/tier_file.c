@@ -73,6 +73,11 @@
 #include "macro.h"
 #include "banned.h"
 
+/* The bounce pool's buffers (struct file_priv): their size, the largest
+ * request the daemon makes (TIERFS_MAX_IO), and how many at most. */
+#define DIO_BOUNCE_MAX (1u << 20)
+#define DIO_POOL_MAX 8u
+
 struct file_priv {
 	int fd;	     /* the slab file; immutable after open */
 	int lock_fd; /* the private directory's lock; immutable after open */
@@ -94,6 +99,22 @@ struct file_priv {
 	 */
 	int dio_fd;
 	bool no_dio;
+	/*
+	 * The bounce pool (dio_bounce_get()).  A bulk request aligned in the
+	 * slab and in length but not in memory (a FUSE request's payload
+	 * follows its header: --page-cache only) goes direct through one of
+	 * at most DIO_POOL_MAX aligned buffers of DIO_BOUNCE_MAX, made when
+	 * first needed and kept until close: one memcpy, against a second
+	 * copy of the bytes in the slab's page cache.  A request that finds
+	 * them all in use waits for one; the pool is this tier's, so a hung
+	 * tier holds up only its own requests.  pool_lock guards pool[]
+	 * (the free buffers), pool_free and pool_made; pool_cond signals a
+	 * buffer given back.
+	 */
+	pthread_mutex_t pool_lock;
+	pthread_cond_t pool_cond;
+	void *pool[DIO_POOL_MAX];
+	unsigned pool_free, pool_made;
 };
 
 /*
@@ -133,6 +154,11 @@ static void file_priv_free(struct file_priv *p)
 		(void)close(p->fd);
 	/* may be gone already if someone removed it: fine */
 	tier_private_dir_remove(p->dir, p->lock_fd);
+	/* every buffer is back: no request runs at close */
+	for (unsigned i = 0; i < p->pool_free; i++)
+		free(p->pool[i]);
+	pthread_cond_destroy(&p->pool_cond);
+	pthread_mutex_destroy(&p->pool_lock);
 	free(p->dir);
 	free(p);
 }
@@ -147,53 +173,41 @@ static int dio_open(int fd)
 	return open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 }
 
-/*
- * A bulk request aligned in the file and in length but not in memory (a
- * FUSE request's payload follows its header, --page-cache only) goes
- * direct through an aligned buffer of DIO_BOUNCE_MAX from a pool of at
- * most DIO_POOL_MAX, shared by the mount's threads (one per thread would
- * hold a buffer for each of 30-odd threads): one memcpy, against a
- * second copy of the bytes in the slab's page cache.  When all are in
- * use, or one cannot be made, the request goes buffered.  Buffers are
- * made when first needed and kept for the process's life.
- */
-#define DIO_BOUNCE_MAX (1u << 20)
-#define DIO_POOL_MAX 8u
-
-static pthread_mutex_t dio_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *dio_pool[DIO_POOL_MAX]; /* dio_pool_lock; the free ones */
-static unsigned dio_pool_free;	     /* dio_pool_lock */
-static unsigned dio_pool_made;	     /* dio_pool_lock */
-
-/* A free pool buffer, or NULL (all in use, or no memory). */
-static void *dio_bounce_get(void)
+/* A free pool buffer of @p (file_priv), waiting while all are in use;
+ * NULL only when none can be made (no memory: the caller goes
+ * buffered). */
+static void *dio_bounce_get(struct file_priv *p)
 {
 	void *d = NULL;
 	bool make = false;
 
-	pthread_mutex_lock(&dio_pool_lock);
-	if (dio_pool_free)
-		d = dio_pool[--dio_pool_free];
-	else if (dio_pool_made < DIO_POOL_MAX)
-		make = true, dio_pool_made++;
-	pthread_mutex_unlock(&dio_pool_lock);
+	pthread_mutex_lock(&p->pool_lock);
+	while (!p->pool_free && p->pool_made == DIO_POOL_MAX)
+		pthread_cond_wait(&p->pool_cond, &p->pool_lock);
+	if (p->pool_free)
+		d = p->pool[--p->pool_free];
+	else
+		make = true, p->pool_made++;
+	pthread_mutex_unlock(&p->pool_lock);
 	if (make && posix_memalign(&d, DIO_ALIGN, DIO_BOUNCE_MAX)) {
 		d = NULL;
-		pthread_mutex_lock(&dio_pool_lock);
-		dio_pool_made--;
-		pthread_mutex_unlock(&dio_pool_lock);
+		pthread_mutex_lock(&p->pool_lock);
+		p->pool_made--;
+		pthread_cond_signal(&p->pool_cond);
+		pthread_mutex_unlock(&p->pool_lock);
 	}
 	return d;
 }
 
 /* Give back a buffer of dio_bounce_get(); accepts NULL. */
-static void dio_bounce_put(void *d)
+static void dio_bounce_put(struct file_priv *p, void *d)
 {
 	if (!d)
 		return;
-	pthread_mutex_lock(&dio_pool_lock);
-	dio_pool[dio_pool_free++] = d;
-	pthread_mutex_unlock(&dio_pool_lock);
+	pthread_mutex_lock(&p->pool_lock);
+	p->pool[p->pool_free++] = d;
+	pthread_cond_signal(&p->pool_cond);
+	pthread_mutex_unlock(&p->pool_lock);
 }
 
 /* The fd for a request: @p->dio_fd for a bulk copy of at least DIO_MIN
@@ -212,7 +226,7 @@ static int pick_fd(struct file_priv *p, const void *buf, size_t len,
 		return p->dio_fd;
 	if (len > DIO_BOUNCE_MAX)
 		return p->fd;
-	*ret_bounce = dio_bounce_get();
+	*ret_bounce = dio_bounce_get(p);
 	return *ret_bounce ? p->dio_fd : p->fd;
 }
 
@@ -237,6 +251,8 @@ static int file_open(struct tier *t)
 		return -ENOMEM;
 	p->fd = -1;
 	p->dio_fd = -1;
+	pthread_mutex_init(&p->pool_lock, NULL);
+	pthread_cond_init(&p->pool_cond, NULL);
 	r = tier_backing_prepare(t, &p->dir, &p->lock_fd);
 	if (r < 0)
 		goto err_free;
@@ -285,7 +301,7 @@ static ssize_t file_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		r = uring_pread(p->fd, buf, len, pos);
 	else if (bounce && r > 0)
 		memcpy(buf, bounce, (size_t)r);
-	dio_bounce_put(bounce);
+	dio_bounce_put(p, bounce);
 	return r;
 }
 
@@ -301,7 +317,7 @@ static ssize_t file_write(struct tier *t, uint32_t slot, uint64_t off,
 	if (bounce)
 		memcpy(bounce, buf, len);
 	r = uring_pwrite(fd, bounce ? bounce : buf, len, pos);
-	dio_bounce_put(bounce);
+	dio_bounce_put(p, bounce);
 	if (dio_refused(p, fd, r))
 		r = uring_pwrite(p->fd, buf, len, pos);
 	return r;

@@ -869,7 +869,7 @@ END_TEST
  * memory (a FUSE payload after its header), goes direct through a pool
  * buffer inside a bulk section: no page of it cached, the data the same.
  * Twelve threads at once, more than the pool holds: those that find no
- * buffer go buffered, and every one reads back what it wrote.
+ * buffer wait for one, and every one reads back what it wrote.
  */
 #define BOUNCE_THREADS 12
 
