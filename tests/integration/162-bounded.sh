@@ -13,7 +13,7 @@
 #  - memory per request is bounded whatever the extent size: with 64M
 #    extents, 5 parallel verifies, a migrate and a copy_file_range of a
 #    1 MiB file raise the daemon's peak RSS (VmHWM) by less than half an
-#    extent;
+#    extent (not under TSan, whose own memory that is);
 #  - tierctl migrate (user.tierfs.ctl.migrate) honours --migrate-bw: 8
 #    MiB at 2M/s take at least 4 s (a lower bound: throttling works);
 #    a 4 KiB file is charged 4 KiB, not its extent;
@@ -37,6 +37,18 @@ mkdir -p "$T/disk" || t_fail mkdir
 mkdir "$T/bin" && cp "$SC" "$P" "$T/bin/" && chmod 0755 "$T/bin" || t_fail "copy progs"
 SC=$T/bin/sc
 P=$T/bin/pattern
+
+# Under TSan the daemon's peak RSS is mostly the sanitizer's (shadow
+# memory and a trace per thread: a migrate and a cp raised it by 32 MiB
+# there, 7-10 MiB in the plain and ASan builds), so the two memory bounds
+# below are checked in the other builds only; the data checks run in all.
+TSAN=
+ldd "$TIERFS_BIN" 2>/dev/null | grep -q libtsan && TSAN=1
+rss_bound() { # WHAT: fail when the peak grew by half an extent or more
+	[ -n "$TSAN" ] && return 0
+	[ $((hwm1 - hwm0)) -lt $((32 * 1024)) ] ||
+		t_fail "$1 raised peak RSS by $((hwm1 - hwm0)) kB (extent 64 MiB)"
+}
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 vm() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$T_PID/status"; }
@@ -75,8 +87,7 @@ for i in 1 2 3 4 5; do
 done
 hwm1=$(vm VmHWM)
 echo "peak RSS: ${hwm0} kB before 6 verifies (5 in parallel), ${hwm1} kB after"
-[ $((hwm1 - hwm0)) -lt $((32 * 1024)) ] ||
-	t_fail "verifies of a 1 MiB file raised peak RSS by $((hwm1 - hwm0)) kB (extent 64 MiB)"
+rss_bound "verifies of a 1 MiB file"
 # a migrate there and back, and a copy_file_range (cp), on a fresh mount
 mem_mount
 hwm0=$(vm VmHWM)
@@ -87,8 +98,7 @@ t_check t_as $A cp "$MNT/a/f" "$MNT/a/g"
 t_check t_as $A "$P" v -s 7 "$MNT/a/g" 0 $M >/dev/null
 hwm1=$(vm VmHWM)
 echo "peak RSS: ${hwm0} kB before two migrates and a copy_file_range, ${hwm1} kB after"
-[ $((hwm1 - hwm0)) -lt $((32 * 1024)) ] ||
-	t_fail "migrate + copy_file_range raised peak RSS by $((hwm1 - hwm0)) kB (extent 64 MiB)"
+rss_bound "migrate + copy_file_range"
 
 # ------------------------------------------------------------------
 # 2. the bandwidth limit covers tierctl migrate; kicks coalesce
