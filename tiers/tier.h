@@ -215,9 +215,13 @@ struct tier {
 	 * cleared once statvfs() shows more room than there was then (at
 	 * most TIER_STATVFS_MS after it came back) or by the next reserve
 	 * that succeeds.  Relaxed atomic; read with tier_medium_full().
-	 * While it is set, tier_free_slots() is 0 and tier_slot_alloc()
-	 * fails at once with -ENOSPC, so that placement and the migrator
-	 * stop trying (and stop counting io_errors) until space returns.
+	 * On a dev_shared tier, while it is set, tier_free_slots() is 0
+	 * and tier_slot_get() and tier_charge() fail at once with -ENOSPC,
+	 * so that placement and the migrator stop trying (and stop
+	 * counting io_errors) until space returns.  A tier that is not
+	 * dev_shared has no statvfs() to tell when space returned: there
+	 * it only records the failure, and every charge tries the medium
+	 * again (the next reserve that succeeds clears it).
 	 */
 	bool medium_full;
 
@@ -418,8 +422,9 @@ static inline bool tier_medium_full(const struct tier *t)
  * tier_slot_free() - discard @slot's data, give back every unit it
  * holds and return it to the free pool
  * The slot reads as zeros when next allocated.  If the back end cannot
- * discard, the slot is zeroed by writing; if that fails too the slot is
- * leaked (counted in stats.io_errors) rather than handed out dirty.
+ * discard, the units the slot holds are zeroed by writing (the others
+ * read as zeros already); if that fails too the slot is leaked (counted
+ * in stats.io_errors) rather than handed out dirty.
  */
 void tier_slot_free(struct tier *t, uint32_t slot);
 
@@ -523,7 +528,9 @@ int tier_last_error(const struct tier *t);
  * (SQLite's sqlite3OsRead shape).  Returns as the matching ops method,
  * except that a back end's -errno is mapped by tier_errno() (and
  * counted in io_errors); a checksum mismatch is -EBADMSG, which the
- * caller logs as such before it maps it.
+ * caller logs as such before it maps it.  A tier_read() that fails
+ * never leaves the bytes that failed their checksum in @buf: the range
+ * holds zeros then, or what it held before.
  */
 ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		  size_t len);

@@ -245,6 +245,10 @@ ssize_t tier_read(struct tier *t, uint32_t slot, uint64_t off, void *buf,
 		r = raw_read(t, slot, a, tmp, (size_t)(z - a));
 		if (r >= 0)
 			r = csum_check(t, slot, a, tmp, (size_t)(z - a));
+		if (r == -EBADMSG && aligned)
+			/* read straight into @buf: damage must not reach a
+			 * caller that ignores the error */
+			memset(buf, 0, len);
 		if (r < 0)
 			return r;
 		if (!aligned)

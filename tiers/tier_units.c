@@ -457,6 +457,28 @@ static void units_drop(struct tier *t, uint32_t slot)
 		__atomic_sub_fetch(&t->used_units, n, __ATOMIC_RELAXED);
 }
 
+/*
+ * Zeros written over what @slot holds, for a slot whose discard failed:
+ * a unit it does not hold reads as zeros already (never written, or
+ * given back by a discard that worked; see units_release()), and
+ * writing zeros there would only make a sparse medium allocate blocks
+ * for them -- a 4 KiB file's slot cost a 1 MiB write.  Caller owns the
+ * slot.  Return: 0, or the first write's -errno.
+ */
+static int zero_held(struct tier *t, uint32_t slot)
+{
+	uint64_t from = 0, off, len;
+
+	while (tier_held_next(t, slot, from, &off, &len)) {
+		int r = tier_slot_zero_raw(t, slot, off, len);
+
+		if (r < 0)
+			return r;
+		from = off + len;
+	}
+	return 0;
+}
+
 void tier_slot_free(struct tier *t, uint32_t slot)
 {
 	int r;
@@ -465,7 +487,7 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 		return;
 	r = be_discard(t, slot, 0, t->extent_size);
 	if (r < 0)
-		r = tier_slot_zero_raw(t, slot, 0, t->extent_size);
+		r = zero_held(t, slot);
 	if (r == 0)
 		csum_reset(t, slot);
 	pthread_mutex_lock(&t->alloc_lock);
@@ -492,7 +514,9 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
 		return;
 	if (n == 1 || !t->ops->discard_run ||
 	    be_discard_run(t, first, n) < 0) {
-		for (uint32_t i = 0; i < n; i++)
+		/* slot by slot, last first: the free stack then hands the
+		 * run out lowest first, as below */
+		for (uint32_t i = n; i-- > 0;)
 			tier_slot_free(t, first + i);
 		return;
 	}

@@ -1434,6 +1434,11 @@ START_TEST(test_conf_partial_write_never_blesses_damage)
 	bad ^= 0x5a;
 	ck_assert_int_eq(pwrite(fd, &bad, 1, 5000), 1);
 	ck_assert_int_eq(tier_read(t, 0, 0, buf, 4096), -EBADMSG);
+	/* read straight into the buffer, a whole block: the damaged bytes
+	 * do not stay there (zeros do) */
+	memset(buf, 0xee, bs);
+	ck_assert_int_eq(tier_read(t, 0, 0, buf, bs), -EBADMSG);
+	ck_assert_int_eq(tc_nonzero(buf, bs), -1);
 	/* the damaged piece overwritten whole: still EIO */
 	tc_fill(buf, 4096, 4096, 9);
 	ck_assert_int_eq(tier_write(t, 0, 4096, buf, 4096), 4096);
@@ -1446,7 +1451,7 @@ START_TEST(test_conf_partial_write_never_blesses_damage)
 	ck_assert_int_eq(tier_write(t, 0, 30000, buf, 5000), 5000);
 	ck_assert_int_eq(tier_read(t, 0, 60000, buf, 10), -EBADMSG);
 	/* each failed read counted once, as a checksum error only */
-	ck_assert_uint_eq(tc_stats(t).csum_errors, 3);
+	ck_assert_uint_eq(tc_stats(t).csum_errors, 4);
 	ck_assert_uint_eq(tc_stats(t).io_errors, 0);
 	/* the next block was never touched by any of it */
 	ck_assert_int_eq(tier_read(t, 0, bs, buf, bs), (ssize_t)bs);
@@ -1468,7 +1473,7 @@ START_TEST(test_conf_partial_write_never_blesses_damage)
 	memset(buf, 0, bs);
 	ck_assert_int_eq(tier_read(t, 0, 0, buf, bs), (ssize_t)bs);
 	ck_assert_int_eq(tc_check(buf, bs, 0, 13), -1);
-	ck_assert_uint_eq(tc_stats(t).csum_errors, 3);
+	ck_assert_uint_eq(tc_stats(t).csum_errors, 4);
 	/* and a freed slot starts over: zeros, checking out */
 	tier_slot_free(t, 0);
 	ck_assert_int_eq(tier_slot_alloc(t, &slots[0]), 0);
@@ -1860,9 +1865,10 @@ START_TEST(test_conf_fault_discard)
 	ck_assert_uint_eq(t->nleaked, 0);
 	ck_assert_uint_eq(tier_used_slots(t), 0);
 	ck_assert_uint_eq(tier_used_bytes(t), 0);
+	/* freed slot by slot after the failure, still handed out in order */
 	for (uint32_t i = 0; i < 4; i++) {
 		ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
-		ck_assert_uint_lt(s, 4);
+		ck_assert_uint_eq(s, i);
 		tc_assert_slot_zero(t, s);
 	}
 	ck_assert_uint_eq(tc_stats(t).io_errors, 0);
@@ -1911,6 +1917,40 @@ START_TEST(test_conf_free_discard_fails_zeroes_by_writing)
 	ck_assert_int_eq(tier_slot_alloc(t, &s), 0);
 	ck_assert_uint_eq(s, slots[5]);
 	tc_assert_slot_zero(t, s);
+}
+END_TEST
+
+/*
+ * Only what the slot holds is zeroed when its discard fails: 4 KiB
+ * written in the middle of a slot costs a 4 KiB write, not an extent's
+ * (which on a sparse medium would allocate the holes), and the slot
+ * still reads as zeros everywhere when handed out again.
+ */
+START_TEST(test_conf_free_discard_fails_zeroes_only_held)
+{
+	unsigned char buf[4096];
+	struct tier_stats st0;
+	uint32_t s, s2;
+
+	memset(buf, 0x5a, sizeof(buf));
+	ck_assert_int_eq(tier_slot_get(t, &s), 0);
+	ck_assert_int_eq(tier_charge(t, s, EXT / 2, sizeof(buf), NULL), 0);
+	ck_assert_int_eq(tier_write(t, s, EXT / 2, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	ck_assert_uint_eq(tier_held(t, s), sizeof(buf));
+	st0 = tc_stats(t);
+	faulty_tier_arm_ops(t, TIER_FAULT_DISCARD, 1, EIO);
+	tier_slot_free(t, s);
+	ck_assert(faulty_tier_fired(t));
+	ck_assert_uint_eq(tc_stats(t).write_bytes - st0.write_bytes,
+			  sizeof(buf));
+	ck_assert_uint_eq(tc_stats(t).write_ops - st0.write_ops, 1);
+	ck_assert_uint_eq(tc_stats(t).io_errors, 0);
+	ck_assert_uint_eq(t->nleaked, 0);
+	ck_assert_uint_eq(tier_used_bytes(t), 0);
+	ck_assert_int_eq(tier_slot_alloc(t, &s2), 0);
+	ck_assert_uint_eq(s2, s);
+	tc_assert_slot_zero(t, s2);
 }
 END_TEST
 
@@ -2331,6 +2371,7 @@ void tier_conformance(Suite *s, const struct tier_conformance_setup *setup)
 	tcase_add_test(tc, test_conf_fault_discard);
 	tcase_add_test(tc, test_conf_fault_sync);
 	tcase_add_test(tc, test_conf_free_discard_fails_zeroes_by_writing);
+	tcase_add_test(tc, test_conf_free_discard_fails_zeroes_only_held);
 	tcase_add_test(tc, test_conf_free_failing_zero_leaks_slot);
 	tcase_add_test(tc, test_conf_leaked_slot_is_not_free);
 	suite_add_tcase(s, tc);
