@@ -606,8 +606,12 @@ int track_collect(struct tierfs *fs, uint32_t walk, bool take,
 	for (unsigned t = 0; t < tr->ntiers; t++)
 		if (walk & (1u << t))
 			need += tr->non[t];
+	/* after an overflow every inode is looked at whole: the queued
+	 * extents and the fresh inodes are in that already */
 	if (take)
-		need += tr->qn + tr->nfresh + (all >= 0 ? tr->ninodes : 0);
+		need += all == TRACK_WHOLE ? tr->ninodes
+					   : tr->qn + tr->nfresh +
+						     (all >= 0 ? tr->ninodes : 0);
 	if (visits_reserve(out, need) < 0) {
 		if (take)
 			tr->overflow = true;
@@ -621,7 +625,7 @@ int track_collect(struct tierfs *fs, uint32_t walk, bool take,
 			visit_add(out, te->inode, 0, TRACK_WHOLE);
 	}
 	if (take) {
-		for (size_t i = 0; i < tr->qcap; i++) {
+		for (size_t i = 0; all != TRACK_WHOLE && i < tr->qcap; i++) {
 			struct tent *te;
 
 			if (!tr->q[i].inode)
@@ -636,7 +640,9 @@ int track_collect(struct tierfs *fs, uint32_t walk, bool take,
 
 			if (te && te->fresh) {
 				te->fresh = false;
-				visit_add(out, te->inode, 0, TRACK_WHOLE);
+				if (all != TRACK_WHOLE)
+					visit_add(out, te->inode, 0,
+						  TRACK_WHOLE);
 			}
 		}
 		for (size_t b = 0; all >= 0 && b < ((size_t)1 << tr->hshift);
