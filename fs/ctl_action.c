@@ -72,21 +72,30 @@ static int tier_by_name(struct tierfs *fs, const char *name)
 }
 
 /*
- * An admin's move down is a placement: the heat the extent had before it
- * (its writes, the reads that made it hot) would have the migrator bring
- * it straight back up.  Only reads after the move count, so it stays
- * where it was put until it is read again in passes.  A move up keeps
- * its heat, so that the extent is not the first to be demoted.  Heat is
- * a relaxed statistic (extent_map.h): the shared lock is enough.
+ * An admin's move is a placement.  A move down forgets the heat the
+ * extent had before it (its writes, the reads that made it hot), which
+ * would have the migrator bring it straight back up: only reads after
+ * the move count, so it stays where it was put until it is read again
+ * in passes.  A move up keeps its heat, so that the extent is not the
+ * first to be demoted.  Either way the extent is marked EXTENT_F_PLACED,
+ * so that a lending tier (--page-cache only, migrate.c) does not hand it
+ * straight back down after its 1 s of age; the watermarks still apply,
+ * and the next move of the extent clears the mark (data_move.c).  The
+ * flag wants the data lock exclusive (extent_map.h).
  */
-static void cool_moved(struct tfs_inode *inode, uint64_t idx, unsigned dst)
+static void settle_moved(struct tfs_inode *inode, uint64_t idx, unsigned src,
+			 unsigned dst)
 {
 	struct extent *e;
 
-	pthread_rwlock_rdlock(&inode->i_dlock);
+	pthread_rwlock_wrlock(&inode->i_dlock);
 	e = extent_map_lookup(&inode->i_map, idx);
-	if (e && e->tier == dst)
-		__atomic_store_n(&e->heat, 0, __ATOMIC_RELAXED);
+	if (e && e->tier == dst) {
+		e->flags |= EXTENT_F_PLACED;
+		/* tiers are fastest first */
+		if (dst > src)
+			__atomic_store_n(&e->heat, 0, __ATOMIC_RELAXED);
+	}
 	pthread_rwlock_unlock(&inode->i_dlock);
 }
 
@@ -104,7 +113,11 @@ static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		pthread_rwlock_rdlock(&inode->i_dlock);
 		e = extent_map_lookup(&inode->i_map, idx);
 		if (!e || e->tier == dst) {
+			bool there = e != NULL;
+
 			pthread_rwlock_unlock(&inode->i_dlock);
+			if (there) /* placed there now, as a move would be */
+				settle_moved(inode, idx, dst, dst);
 			return 0; /* gone or already there */
 		}
 		src = e->tier;
@@ -118,9 +131,7 @@ static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		if (r != -EAGAIN) {
 			if (r == 0) {
 				migrate_count_move(fs, src, dst, held);
-				/* tiers are fastest first */
-				if (dst > src)
-					cool_moved(inode, idx, dst);
+				settle_moved(inode, idx, src, dst);
 			}
 			return r;
 		}

@@ -270,6 +270,7 @@ static int extent_relocate(struct tierfs *fs, struct tfs_inode *inode,
 			tier_slot_free(fs->tiers[src], sslot);
 			e->tier = (uint8_t)t;
 			e->slot = dslot;
+			e->flags &= (uint8_t)~EXTENT_F_PLACED;
 			e->wgen = ++inode->i_wgen;
 			track_move(fs, inode, idx, src, t);
 			bytes_add(inode, (int64_t)(now - held));

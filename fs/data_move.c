@@ -298,6 +298,9 @@ int data_migrate_extent(struct tierfs *fs, struct tfs_inode *inode,
 		if (r == 0) {
 			e->tier = (uint8_t)dst;
 			e->slot = dslot;
+			/* an admin's placement ends with any move; the
+			 * caller that made it sets the flag again */
+			e->flags &= (uint8_t)~EXTENT_F_PLACED;
 			track_move(fs, inode, idx, src, dst);
 		}
 	} else {

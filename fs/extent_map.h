@@ -43,6 +43,9 @@
 
 /* struct extent flags */
 #define EXTENT_F_NEW 0x80 /* transient: allocated by a running fallocate */
+/* put on its tier by an admin (tierctl migrate, ctl_action.c): a lending
+ * tier keeps it past the lend age (migrate.c); any later move clears it */
+#define EXTENT_F_PLACED 0x40
 
 /*
  * struct extent - where one extent lives.  16 bytes; the map stores these

@@ -62,7 +62,9 @@
  * tier, as on a disk filesystem.  The tier still takes writes at RAM
  * speed, up to TIERFS_LEND_CAP (extent_place() puts new data on the next
  * tier beyond it); pins and split ranges still hold (an extent at home
- * is never demoted).  A file tier's I/O is then direct (data_i.h,
+ * is never demoted), and so does an admin's `tierctl migrate` into the
+ * tier (EXTENT_F_PLACED, until the extent moves again; the watermarks
+ * still demote it).  A file tier's I/O is then direct (data_i.h,
  * data_bulk_begin()).  Such a tier
  * is walked whole (step 1) when something was noted since the last
  * pass, or when the youngest extent it kept last time comes of age
@@ -337,7 +339,9 @@ static void demote_pass(struct migrator *m, struct scan *s)
 		for (size_t i = 0; i < cv->n && !stopping(m); i++) {
 			struct cand *c = &cv->v[i];
 			bool need = over && tier_used_bytes(tt) > low;
-			bool aged = s->lend[t] &&
+			/* an admin's placement holds against lending, not
+			 * against the watermarks (ctl_action.c) */
+			bool aged = s->lend[t] && !c->placed &&
 				    heat_age(s->now, c->stamp) >= LEND_AGE_TICKS;
 			int dst;
 
@@ -347,7 +351,8 @@ static void demote_pass(struct migrator *m, struct scan *s)
 				if (!s->lend[t])
 					break; /* at the low watermark */
 				/* young: due when it comes of age */
-				if ((int32_t)(c->stamp + LEND_AGE_TICKS - due) < 0)
+				if (!c->placed &&
+				    (int32_t)(c->stamp + LEND_AGE_TICKS - due) < 0)
 					due = c->stamp + LEND_AGE_TICKS;
 				continue;
 			}

@@ -32,6 +32,7 @@ struct cand {
 	int8_t home;	   /* tier by pin or split, or -1 */
 	uint8_t tier;
 	bool promote;	   /* the policy lets it move up */
+	bool placed;	   /* EXTENT_F_PLACED: an admin put it there */
 	bool done;	   /* moved by this pass */
 };
 

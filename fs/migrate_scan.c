@@ -130,6 +130,7 @@ static int look_extent(struct tierfs *fs, struct scan *s,
 		.allowed = pol->allowed,
 		.home = (int8_t)policy_home(pol, idx << fs->extent_shift),
 		.promote = pol->promote,
+		.placed = e->flags & EXTENT_F_PLACED,
 	};
 	return classify(s, &c, cold_tier >= 0);
 }

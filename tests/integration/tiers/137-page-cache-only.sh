@@ -15,6 +15,9 @@
 #  - a rewrite in place and an extension read back exact, and the new
 #    extents are handed down too;
 #  - a file in a directory pinned to ram stays in RAM;
+#  - file a moved into RAM with user.tierfs.ctl.migrate (tierctl migrate)
+#    stays there (lent unchanged), through a write, and reads back exact;
+#    moved down again, it stays on the file tier;
 #  - the RAM tier is a write buffer of 64M (TIERFS_LEND_CAP): with the
 #    migrator off, a 160M file puts 64M (and the extents of the
 #    writebacks in flight, far less than 64M more) in RAM 256M and the
@@ -83,6 +86,41 @@ wait_passes 8
 t_eq "$(on_tier ram "$MNT/pinned/p")" $((2 * M)) "RAM bytes of the pinned file"
 t_eq "$(mstat lent)" "$l0" "extents lent from a pinned directory"
 pat_v -s 4 "$MNT/pinned/p" 0 2M
+
+# moved into RAM by an admin: stays there (an admin's placement holds
+# against lending, ctl_action.c), and a write moves nothing of it; RAM
+# is 12M of 16M then, under the high watermark
+rm -f "$MNT/pinned/p" || t_fail "rm pinned/p"
+a_on_disk() { [ "$(on_tier disk "$MNT/a")" = $((12 * M)) ]; }
+wait_for 20 'file a not all on the file tier: $(on_tier disk "$MNT/a")' a_on_disk
+setfattr -n user.tierfs.ctl.migrate -v ram "$MNT/a" ||
+	t_fail "user.tierfs.ctl.migrate ram"
+t_eq "$(on_tier ram "$MNT/a")" $((12 * M)) "RAM bytes of file a right after the move"
+l0=$(mstat lent)
+wait_passes 8
+t_eq "$(on_tier ram "$MNT/a")" $((12 * M)) "RAM bytes of file a 8 passes after the move"
+t_eq "$(mstat lent)" "$l0" "extents lent after an admin's move into RAM"
+pat_w -b 64K -s 8 "$MNT/a" 5M 64K
+sync -f "$MNT" || t_fail "sync -f"
+wait_passes 8
+t_eq "$(on_tier ram "$MNT/a")" $((12 * M)) "RAM bytes of file a after a write"
+drop_caches
+pat_v -s 1 "$MNT/a" 0 3M
+pat_v -s 2 "$MNT/a" 3M 1M
+pat_v -s 1 "$MNT/a" 4M 1M
+pat_v -s 8 "$MNT/a" 5M 64K
+pat_v -s 1 "$MNT/a" $((5 * M + 64 * K)) $((3 * M - 64 * K))
+pat_v -s 3 "$MNT/a" 8M 4M
+# moved down again by an admin: nothing brings it back up
+setfattr -n user.tierfs.ctl.migrate -v disk "$MNT/a" ||
+	t_fail "user.tierfs.ctl.migrate disk"
+t_eq "$(on_tier disk "$MNT/a")" $((12 * M)) "file a on the file tier after the move down"
+wait_passes 4
+t_eq "$(on_tier disk "$MNT/a")" $((12 * M)) "file a on the file tier 4 passes after the move down"
+drop_caches
+pat_v -s 8 "$MNT/a" 5M 64K
+pat_v -s 3 "$MNT/a" 8M 4M
+rm -f "$MNT/a" || t_fail "rm a"
 
 # the cap, without the migrator: 64M in RAM, the rest direct to disk
 slab_cached() { fincore -rbn -o RES "$(slab_of "$T/disk")" | awk '{ s += $1 } END { print s + 0 }'; }
