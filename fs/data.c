@@ -514,8 +514,19 @@ static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
 				goto next;
 			}
 		}
-		heat_touch(e, now, fs->half_life_ticks);
-		track_touch(fs, inode, idx, e, now);
+		/*
+		 * New bytes past the end of the file are one pass however
+		 * they arrive: the kernel writes a file back in bursts, and
+		 * two bursts into one extent a moment apart are not a
+		 * re-use of its data.  Only the extent's first such write
+		 * (it has no heat yet) and rewrites of bytes below i_size
+		 * (not yet raised by this write) count.
+		 */
+		if (pos < inode->i_size ||
+		    !__atomic_load_n(&e->heat, __ATOMIC_RELAXED)) {
+			heat_touch(e, now, fs->half_life_ticks);
+			track_touch(fs, inode, idx, e, now);
+		}
 		w_stored(inode, w, pos, pos + n);
 		if (!gap)
 			done += n;

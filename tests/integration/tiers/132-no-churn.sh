@@ -11,6 +11,9 @@
 #  - R, read once with O_DIRECT in 4K requests (hundreds of requests per
 #    extent, one pass), stays where it is;
 #  - B, read once through the page cache after dropping it, stays;
+#  - A, the same as B but written in two appends a second apart that
+#    split an extent (as the kernel's writeback splits a file into
+#    bursts), stays: new bytes are one pass however they arrive;
 #    no promotions and no moves at all over six migrator passes.
 #  Then, as a control that the migrator is awake: R read in two more
 #  passes is promoted, while W and B still stay; and the first quarter of
@@ -30,18 +33,24 @@ for f in W R B; do
 	pat_w -s 1 "$MNT/$f" 0 8M
 	t_eq "$(layout "$MNT/$f")" "ram=0 disk=$((8 * M))" "layout of $f"
 done
+pat_w -f -s 1 "$MNT/A" 0 $((4 * M + 512 * K))
+sleep 1 # a gap of more than HEAT_PASS_GAP: the second append is a new burst
+pat_w -f -s 1 "$MNT/A" $((4 * M + 512 * K)) $((3 * M + 512 * K))
+t_eq "$(layout "$MNT/A")" "ram=0 disk=$((8 * M))" "layout of A"
 rm "$MNT/filler" || t_fail rm
 wait_for 5 'RAM not empty after rm: $(tstat ram used)' eval '[ "$(tstat ram used)" = 0 ]'
 pat_v -d -b 4K -s 1 "$MNT/R" 0 8M
 drop_caches
 cat "$MNT/B" >/dev/null || t_fail "cat B"
+cat "$MNT/A" >/dev/null || t_fail "cat A"
 moved0=$(mstat moved)
 wait_passes 6
-for f in W R B; do
+for f in W R B A; do
 	t_eq "$(layout "$MNT/$f")" "ram=0 disk=$((8 * M))" "layout of $f after six passes"
 done
 t_eq "$(tstat ram promotions)" 0 "promotions of data written or read once"
 t_eq "$(mstat moved)" "$moved0" "extents moved by the migrator"
+pat_v -s 1 "$MNT/A" 0 8M
 
 # control: two more passes over R make it hot
 for ((i = 0; i < 2; i++)); do
