@@ -437,10 +437,13 @@ static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
 		struct extent *e = extent_map_lookup(&inode->i_map, idx);
 		unsigned failed = 0; /* tiers that failed this fresh extent */
 		int werr = 0;	     /* and the last such failure */
+		bool grows = true;   /* the write takes units the extent lacks */
 		int r = 0;
 		ssize_t wr;
 
 		if (e) {
+			grows = tier_uncharged(fs->tiers[e->tier], e->slot,
+					       eoff, n) != 0;
 			/* the units it lacks, here or on a tier with room */
 			r = extent_grow(fs, inode, idx, pol, eoff, n);
 			if (r < 0) {
@@ -515,15 +518,14 @@ static size_t write_extents(struct tierfs *fs, struct tfs_inode *inode,
 			}
 		}
 		/*
-		 * New bytes past the end of the file are one pass however
-		 * they arrive: the kernel writes a file back in bursts, and
-		 * two bursts into one extent a moment apart are not a
-		 * re-use of its data.  Only the extent's first such write
-		 * (it has no heat yet) and rewrites of bytes below i_size
-		 * (not yet raised by this write) count.
+		 * New data is one pass however it arrives: the kernel writes
+		 * a file back in bursts, in requests served in any order, and
+		 * two bursts into one extent a moment apart are not a re-use
+		 * of its data.  So a write that takes units the extent did
+		 * not hold counts only as the extent's first access (it has
+		 * no heat yet); a write over held units is a pass.
 		 */
-		if (pos < inode->i_size ||
-		    !__atomic_load_n(&e->heat, __ATOMIC_RELAXED)) {
+		if (!grows || !__atomic_load_n(&e->heat, __ATOMIC_RELAXED)) {
 			heat_touch(e, now, fs->half_life_ticks);
 			track_touch(fs, inode, idx, e, now);
 		}
