@@ -12,7 +12,10 @@
  * so it still becomes hot, only later than one read in passes.  (The gap
  * was once counted from a pass's first access, so a read slower than
  * 0.3 s per extent -- a loaded machine, a sanitizer build -- counted as
- * several passes and promoted data read once.)
+ * several passes and promoted data read once.)  Writes that take units
+ * an extent did not hold are not touches after its first access
+ * (write_extents(), data.c): new data is one pass however many
+ * writeback bursts bring it.
  *
  * The stamp is the tick of the last access.  Heat halves every half-life
  * (a mount option) without anyone touching the extent: the decayed value
