@@ -90,7 +90,7 @@ struct tier_ops; /* tier_ops.h: what a back end implements */
  * fault_ops; tests/unit/faulty_tier.h). */
 enum tier_fault_op {
 	TIER_FAULT_IO = 1u << 0,      /* read and write */
-	TIER_FAULT_DISCARD = 1u << 1, /* discard and discard_run */
+	TIER_FAULT_DISCARD = 1u << 1, /* discard, discard_run, discard_vec */
 	TIER_FAULT_RESERVE = 1u << 2,
 	TIER_FAULT_SYNC = 1u << 3,
 };
@@ -434,6 +434,15 @@ void tier_slot_free(struct tier *t, uint32_t slot);
  * (one hole punch on a file tier), and alloc_lock taken once.
  */
 void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n);
+
+/**
+ * tier_slot_free_many() - tier_slot_free() of the @n slots @slots,
+ * sorted ascending and distinct: where the back end has @discard_vec,
+ * what each slot holds is discarded in one call (a RAM tier's many small
+ * slots with one TLB flush, not one each); else runs of consecutive
+ * slots go through tier_slot_free_run().  alloc_lock is taken once.
+ */
+void tier_slot_free_many(struct tier *t, const uint32_t *slots, unsigned n);
 
 /*
  * Slots in use and slots free; racy snapshots, for stats and statfs.

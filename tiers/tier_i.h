@@ -59,6 +59,14 @@ static inline int be_discard_run(struct tier *t, uint32_t first, uint32_t n)
 	return r ? r : t->ops->discard_run(t, first, n);
 }
 
+static inline int be_discard_vec(struct tier *t, const uint32_t *slots,
+				 const uint64_t *lens, unsigned n)
+{
+	int r = fault_check(t, TIER_FAULT_DISCARD);
+
+	return r ? r : t->ops->discard_vec(t, slots, lens, n);
+}
+
 static inline int be_reserve(struct tier *t, uint32_t slot, uint64_t off,
 		      uint64_t len)
 {

@@ -45,6 +45,11 @@ struct tier;
  * @discard_run: optional: @discard of slots @first .. @first+@n-1 in one
  *            call (one hole punch); returns 0 or -errno, and on failure
  *            the caller discards slot by slot.
+ * @discard_vec: optional: @discard of bytes [0, @lens[i]) of each
+ *            @slots[i], i < @n, in one call (one TLB flush for many RAM
+ *            slots: process_madvise()); returns 0 or -errno, and on
+ *            failure the caller discards slot by slot (discarding a
+ *            range twice is harmless).
  * @sync:     flush written data to the medium; returns 0 or -errno.
  * @reserve:  optional: make sure writes into bytes [@off, @off+@len) of
  *            @slot (unit aligned), just charged, will not fail for want
@@ -79,6 +84,8 @@ struct tier_ops {
 		       uint64_t len);
 	void *(*direct)(struct tier *t, uint32_t slot, uint64_t off);
 	int (*discard_run)(struct tier *t, uint32_t first, uint32_t n);
+	int (*discard_vec)(struct tier *t, const uint32_t *slots,
+			   const uint64_t *lens, unsigned n);
 };
 
 #define TIER_OPS_VERSION 3

@@ -5,9 +5,11 @@
  * The whole tier is one anonymous private mapping reserved at open with
  * MAP_NORESERVE, so a large tier costs address space, not memory, until
  * it is written.  Freeing a slot returns its pages to the kernel with
- * MADV_DONTNEED (a slot's released units too), after which they read as
- * zeros: used memory follows the
- * data actually stored, and a new slot needs no clearing.
+ * MADV_DONTNEED (a slot's released units too; only the part of the slot
+ * that holds anything, tier_units.c's slot_span(); many slots at once
+ * through process_madvise(), ram_discard_vec()), after which they read
+ * as zeros: used memory follows the data actually stored, and a new
+ * slot needs no clearing.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -15,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "tier.h"
 #include "tier_ops.h"
@@ -150,6 +155,57 @@ static int ram_discard_run(struct tier *t, uint32_t first, uint32_t n)
 	return 0;
 }
 
+/*
+ * Set when process_madvise() cannot discard our own memory (a kernel
+ * before 6.13 takes only MADV_COLD, MADV_PAGEOUT and MADV_WILLNEED
+ * there): from then on every discard_vec fails at once and the caller
+ * discards slot by slot.  Relaxed atomic, like no_populate.
+ */
+static bool no_vec;
+
+/*
+ * Each slot's range in one process_madvise(MADV_DONTNEED): the kernel
+ * zaps them all and flushes the TLB once (6.16 and later; before, once
+ * per range, which is no worse than a madvise each).  The pidfd is
+ * opened per call, so a daemon that forked after open needs nothing
+ * redone; two system calls more per batch of up to 256 slots.
+ */
+static int ram_discard_vec(struct tier *t, const uint32_t *slots,
+			   const uint64_t *lens, unsigned n)
+{
+	struct iovec v[256];
+	size_t total = 0;
+	ssize_t r;
+	int pfd, err;
+
+	if (n > ARRAY_SIZE(v) || __atomic_load_n(&no_vec, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	for (unsigned i = 0; i < n; i++) {
+		v[i].iov_base = slot_addr(t, slots[i], 0);
+		v[i].iov_len = (size_t)lens[i];
+		total += (size_t)lens[i];
+	}
+	pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (pfd < 0) {
+		err = errno;
+		if (err == ENOSYS)
+			__atomic_store_n(&no_vec, true, __ATOMIC_RELAXED);
+		return -err;
+	}
+	r = syscall(SYS_process_madvise, pfd, v, (size_t)n, MADV_DONTNEED, 0u);
+	err = errno;
+	(void)close(pfd);
+	if (r < 0 && (err == EINVAL || err == ENOSYS || err == EPERM)) {
+		__atomic_store_n(&no_vec, true, __ATOMIC_RELAXED);
+		return -EOPNOTSUPP;
+	}
+	if (r < 0)
+		return -err;
+	/* fewer bytes: the kernel stopped at a range; the caller redoes
+	 * them all one by one */
+	return (size_t)r == total ? 0 : -EIO;
+}
+
 static void *ram_direct(struct tier *t, uint32_t slot, uint64_t off)
 {
 	return slot_addr(t, slot, off);
@@ -168,4 +224,5 @@ const struct tier_ops tier_ram_ops = {
 	.reserve = ram_reserve,
 	.discard = ram_discard,
 	.discard_run = ram_discard_run,
+	.discard_vec = ram_discard_vec,
 };

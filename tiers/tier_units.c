@@ -458,6 +458,35 @@ static void units_drop(struct tier *t, uint32_t slot)
 }
 
 /*
+ * The bytes of @slot that may hold anything: up to the end of its last
+ * held unit, or of its reserved prefix where that reaches further.  A
+ * unit past it was never written or was given back (units_release()),
+ * so a free discards [0, span) only: a 4 KiB file's RAM slot is one
+ * page to unmap, not 256 page-table entries to walk, and a slot that
+ * holds nothing makes no call at all.  Caller owns the slot.
+ */
+static uint64_t slot_span(const struct tier *t, uint32_t slot)
+{
+	uint64_t *w = held_words_of(t, slot);
+	uint32_t end = 0, *resv;
+
+	if (!w)
+		return 0;
+	for (unsigned i = t->held_words; i-- > 0;) {
+		uint64_t v = word_get(w, i);
+
+		if (v) {
+			end = i * 64 + 64 - (uint32_t)__builtin_clzll(v);
+			break;
+		}
+	}
+	resv = resv_word(t, w);
+	if (resv)
+		end = MAX(end, __atomic_load_n(resv, __ATOMIC_RELAXED));
+	return (uint64_t)MIN(end, t->units_per_slot) << t->unit_shift;
+}
+
+/*
  * Zeros written over what @slot holds, for a slot whose discard failed:
  * a unit it does not hold reads as zeros already (never written, or
  * given back by a discard that worked; see units_release()), and
@@ -481,11 +510,13 @@ static int zero_held(struct tier *t, uint32_t slot)
 
 void tier_slot_free(struct tier *t, uint32_t slot)
 {
+	uint64_t end;
 	int r;
 
 	if (NEVER(slot >= t->vslots))
 		return;
-	r = be_discard(t, slot, 0, t->extent_size);
+	end = slot_span(t, slot);
+	r = end ? be_discard(t, slot, 0, end) : 0;
 	if (r < 0)
 		r = zero_held(t, slot);
 	if (r == 0)
@@ -536,6 +567,68 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
 		__atomic_add_fetch(&t->nleaked, leaked, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&t->alloc_lock);
+}
+
+/* Slots given back per discard_vec call: a bound on the stack arrays
+ * below, and under the kernel's UIO_MAXIOV (1024) for process_madvise. */
+#define FREE_VEC_MAX 256u
+
+void tier_slot_free_many(struct tier *t, const uint32_t *slots, unsigned n)
+{
+	uint32_t vs[FREE_VEC_MAX];
+	uint64_t vl[FREE_VEC_MAX];
+	unsigned i, k, m;
+
+	if (n > FREE_VEC_MAX) {
+		for (i = 0; i < n; i += FREE_VEC_MAX)
+			tier_slot_free_many(t, slots + i,
+					    MIN(n - i, FREE_VEC_MAX));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (NEVER(slots[i] >= t->vslots ||
+			  (i && slots[i] <= slots[i - 1])))
+			return;
+	if (n < 2 || !t->ops->discard_vec)
+		goto runs;
+	/* what each slot holds, in one call; slots that hold nothing need
+	 * no discard */
+	for (i = 0, m = 0; i < n; i++) {
+		uint64_t end = slot_span(t, slots[i]);
+
+		if (end) {
+			vs[m] = slots[i];
+			vl[m++] = end;
+		}
+	}
+	if (m && be_discard_vec(t, vs, vl, m) < 0)
+		goto runs; /* slot by slot, each with its own fallbacks */
+	for (i = 0; i < n; i++)
+		csum_reset(t, slots[i]);
+	pthread_mutex_lock(&t->alloc_lock);
+	k = 0;
+	for (i = 0; i < n; i++)
+		units_drop(t, slots[i]);
+	if (!NEVER(t->nused < n))
+		__atomic_sub_fetch(&t->nused, n, __ATOMIC_RELAXED);
+	/* highest first, so that allocation hands them out lowest first */
+	for (i = n; i-- > 0;)
+		if (free_stack_push(t, slots[i]) < 0)
+			k++;
+	if (k) {
+		__atomic_add_fetch(&t->stats.io_errors, k, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->nleaked, k, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&t->alloc_lock);
+	return;
+
+runs:
+	/* highest run first, as above */
+	for (k = n; k > 0; k = i) {
+		for (i = k - 1; i > 0 && slots[i - 1] + 1 == slots[i]; i--)
+			;
+		tier_slot_free_run(t, slots[i], k - i);
+	}
 }
 
 /* Undo tier_slot_get() of a slot that holds nothing. */

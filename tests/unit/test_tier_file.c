@@ -263,6 +263,36 @@ START_TEST(test_tier_file_reserve_ahead)
 END_TEST
 
 /*
+ * A slot is freed by discarding only what it may hold (slot_span()):
+ * its held units and its reserved prefix, which may reach past them.
+ * A slot holding units 0 and 1 has reserved 0..3; freed, with others,
+ * one at a time and in a batch, the slab gives all of it back.
+ */
+START_TEST(test_tier_file_free_gives_back_reserved_ahead)
+{
+	const off_t unit = 4096;
+	unsigned char *buf = tc_xmalloc((size_t)unit);
+	uint32_t s[4];
+	char slab[4096];
+
+	t_slab_path(slab, sizeof(slab));
+	for (unsigned i = 0; i < 4; i++) {
+		ck_assert_int_eq(tier_slot_get(t, &s[i]), 0);
+		t_put_unit(s[i], 0, buf);
+		t_put_unit(s[i], 1, buf);
+	}
+	t_assert_slab(slab, 4 * 4 * unit); /* 2 held + 2 ahead, each */
+	tier_slot_free(t, s[0]);
+	t_assert_slab(slab, 3 * 4 * unit);
+	tier_slot_free_many(t, s + 1, 3);
+	t_assert_slab(slab, 0);
+	ck_assert_uint_eq(tier_used_bytes(t), 0);
+	ck_assert_uint_eq(t->stats.io_errors, 0);
+	free(buf);
+}
+END_TEST
+
+/*
  * A filesystem that fills up behind the tier's back (the slab is
  * sparse): allocating a slot, which reserves its blocks, fails with the
  * kernel's -ENOSPC (counted as an I/O error) and hands out nothing;
@@ -1080,6 +1110,7 @@ static Suite *tier_file_suite(void)
 	tcase_add_test(tc, test_tier_file_freed_slots_give_space_back);
 	tcase_add_test(tc, test_tier_file_free_run_one_punch);
 	tcase_add_test(tc, test_tier_file_reserve_ahead);
+	tcase_add_test(tc, test_tier_file_free_gives_back_reserved_ahead);
 	tcase_add_test(tc, test_tier_file_filesystem_full_gives_enospc);
 	tcase_add_test(tc, test_tier_file_free_capped_by_statvfs);
 	tcase_add_test(tc, test_tier_file_shared_filesystem);

@@ -14,6 +14,9 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -405,6 +408,85 @@ START_TEST(test_tier_ram_limit)
 }
 END_TEST
 
+/* Is the running kernel at least @maj.@min? */
+static bool kernel_at_least(int maj, int min)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return false;
+	return a > maj || (a == maj && b >= min);
+}
+
+/* Is the page at @p in memory? */
+static bool resident(const void *p)
+{
+	unsigned char v = 0;
+
+	ck_assert_int_eq(mincore((void *)((uintptr_t)p & ~(uintptr_t)4095),
+				 4096, &v),
+			 0);
+	return v & 1;
+}
+
+/*
+ * ram_discard_vec(): scattered slots' pages given back in one
+ * process_madvise() -- on a kernel that allows MADV_DONTNEED there
+ * (6.13 and later) it must succeed, not fall back -- after which they
+ * are out of memory and read as zeros, while the slots between keep
+ * theirs.  tier_slot_free_many() then frees what each slot holds.
+ */
+START_TEST(test_tier_ram_discard_vec)
+{
+	struct tier *lt = NULL;
+	uint32_t slot[6], pick[3] = { 0, 2, 5 };
+	uint64_t lens[3] = { 4096, 4096, 8192 };
+	char buf[8192], zero[8192] = { 0 };
+	int r;
+
+	ck_assert_int_eq(tier_create("ram", TIER_RAM, NULL, 8u << 20, 1u << 20,
+				     &lt),
+			 0);
+	ck_assert_ptr_nonnull(lt->ops->discard_vec);
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(tier_slot_get(lt, &slot[i]), 0);
+		ck_assert_uint_eq(slot[i], (uint32_t)i);
+		memset(buf, 'a' + i, sizeof(buf));
+		ck_assert_int_eq(tier_charge(lt, slot[i], 0, sizeof(buf), NULL),
+				 0);
+		ck_assert_int_eq(tier_write(lt, slot[i], 0, buf, sizeof(buf)),
+				 (ssize_t)sizeof(buf));
+		ck_assert(resident(lt->ops->direct(lt, slot[i], 0)));
+	}
+	r = lt->ops->discard_vec(lt, pick, lens, 3);
+	if (kernel_at_least(6, 13))
+		ck_assert_int_eq(r, 0);
+	else
+		ck_assert(r == 0 || r == -EOPNOTSUPP);
+	if (r == 0) {
+		ck_assert(!resident(lt->ops->direct(lt, 0, 0)));
+		ck_assert(!resident(lt->ops->direct(lt, 2, 0)));
+		ck_assert(!resident(lt->ops->direct(lt, 5, 4096)));
+		ck_assert(resident(lt->ops->direct(lt, 1, 0)));
+		ck_assert(resident(lt->ops->direct(lt, 0, 4096)));
+		ck_assert_int_eq(tier_read(lt, 5, 0, buf, sizeof(buf)),
+				 (ssize_t)sizeof(buf));
+		ck_assert_mem_eq(buf, zero, sizeof(buf));
+	}
+	/* freed together: what each holds is out of memory, the rest kept */
+	tier_slot_free_many(lt, (uint32_t[]){ 1, 3, 4 }, 3);
+	ck_assert(!resident(lt->ops->direct(lt, 1, 4096)));
+	ck_assert(!resident(lt->ops->direct(lt, 4, 0)));
+	ck_assert_uint_eq(tier_used_slots(lt), 3);
+	ck_assert_uint_eq(tier_used_bytes(lt), 3 * sizeof(buf));
+	ck_assert_int_eq(tier_read(lt, 1, 0, buf, sizeof(buf)),
+			 (ssize_t)sizeof(buf));
+	ck_assert_mem_eq(buf, zero, sizeof(buf));
+	tier_free(lt);
+}
+END_TEST
+
 static Suite *tier_ram_suite(void)
 {
 	Suite *s = suite_create("tier_ram");
@@ -433,6 +515,7 @@ static Suite *tier_ram_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_tier_ram_unit_bitmap_model);
 	tcase_add_test(tc, test_tier_ram_limit);
+	tcase_add_test(tc, test_tier_ram_discard_vec);
 	suite_add_tcase(s, tc);
 
 	tier_conformance(s, &(struct tier_conformance_setup){
