@@ -49,7 +49,7 @@ struct tier;
  *            @slots[i], i < @n, in one call (one TLB flush for many RAM
  *            slots: process_madvise()); returns 0 or -errno, and on
  *            failure the caller discards slot by slot (discarding a
- *            range twice is harmless).
+ *            range twice is harmless).  @n <= TIER_DISCARD_VEC_MAX.
  * @sync:     flush written data to the medium; returns 0 or -errno.
  * @reserve:  optional: make sure writes into bytes [@off, @off+@len) of
  *            @slot (unit aligned), just charged, will not fail for want
@@ -89,6 +89,10 @@ struct tier_ops {
 };
 
 #define TIER_OPS_VERSION 3
+
+/* Most slots in one @discard_vec call: under the kernel's UIO_MAXIOV
+ * (1024) for process_madvise(), and a bound on the callers' arrays. */
+#define TIER_DISCARD_VEC_MAX 256u
 
 /* Inside tier_bulk_begin() .. tier_bulk_end() (tier.h) on this thread:
  * a back end that can keep bulk copies out of its medium's page cache

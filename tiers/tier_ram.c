@@ -168,12 +168,12 @@ static bool no_vec;
  * zaps them all and flushes the TLB once (6.16 and later; before, once
  * per range, which is no worse than a madvise each).  The pidfd is
  * opened per call, so a daemon that forked after open needs nothing
- * redone; two system calls more per batch of up to 256 slots.
+ * redone; two system calls more per batch.
  */
 static int ram_discard_vec(struct tier *t, const uint32_t *slots,
 			   const uint64_t *lens, unsigned n)
 {
-	struct iovec v[256];
+	struct iovec v[TIER_DISCARD_VEC_MAX];
 	size_t total = 0;
 	ssize_t r;
 	int pfd, err;

@@ -537,10 +537,39 @@ void tier_slot_free(struct tier *t, uint32_t slot)
 	pthread_mutex_unlock(&t->alloc_lock);
 }
 
-void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
+/*
+ * The bookkeeping of freeing @n slots whose data is discarded already:
+ * @slots[i], or @first + i where @slots is NULL.  Checksums reset,
+ * units and slots uncounted under one alloc_lock, pushed highest first
+ * so that allocation hands them out lowest first; a push that fails
+ * leaks its slot (counted).
+ */
+static void slots_release(struct tier *t, uint32_t first,
+			  const uint32_t *slots, uint32_t n)
 {
 	uint32_t leaked = 0;
 
+#define SLOT(i) (slots ? slots[i] : first + (i))
+	for (uint32_t i = 0; i < n; i++)
+		csum_reset(t, SLOT(i));
+	pthread_mutex_lock(&t->alloc_lock);
+	for (uint32_t i = 0; i < n; i++)
+		units_drop(t, SLOT(i));
+	if (!NEVER(t->nused < n))
+		__atomic_sub_fetch(&t->nused, n, __ATOMIC_RELAXED);
+	for (uint32_t i = n; i-- > 0;)
+		if (free_stack_push(t, SLOT(i)) < 0)
+			leaked++;
+#undef SLOT
+	if (leaked) {
+		__atomic_add_fetch(&t->stats.io_errors, leaked, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->nleaked, leaked, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&t->alloc_lock);
+}
+
+void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
+{
 	if (NEVER(first >= t->vslots || n > t->vslots - first))
 		return;
 	if (n == 1 || !t->ops->discard_run ||
@@ -551,38 +580,19 @@ void tier_slot_free_run(struct tier *t, uint32_t first, uint32_t n)
 			tier_slot_free(t, first + i);
 		return;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		csum_reset(t, first + i);
-	pthread_mutex_lock(&t->alloc_lock);
-	for (uint32_t i = 0; i < n; i++)
-		units_drop(t, first + i);
-	if (!NEVER(t->nused < n))
-		__atomic_sub_fetch(&t->nused, n, __ATOMIC_RELAXED);
-	/* last first, so that allocation hands the run out in order */
-	for (uint32_t i = n; i-- > 0;)
-		if (free_stack_push(t, first + i) < 0)
-			leaked++;
-	if (leaked) {
-		__atomic_add_fetch(&t->stats.io_errors, leaked, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&t->nleaked, leaked, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&t->alloc_lock);
+	slots_release(t, first, NULL, n);
 }
-
-/* Slots given back per discard_vec call: a bound on the stack arrays
- * below, and under the kernel's UIO_MAXIOV (1024) for process_madvise. */
-#define FREE_VEC_MAX 256u
 
 void tier_slot_free_many(struct tier *t, const uint32_t *slots, unsigned n)
 {
-	uint32_t vs[FREE_VEC_MAX];
-	uint64_t vl[FREE_VEC_MAX];
+	uint32_t vs[TIER_DISCARD_VEC_MAX];
+	uint64_t vl[TIER_DISCARD_VEC_MAX];
 	unsigned i, k, m;
 
-	if (n > FREE_VEC_MAX) {
-		for (i = 0; i < n; i += FREE_VEC_MAX)
+	if (n > TIER_DISCARD_VEC_MAX) {
+		for (i = 0; i < n; i += TIER_DISCARD_VEC_MAX)
 			tier_slot_free_many(t, slots + i,
-					    MIN(n - i, FREE_VEC_MAX));
+					    MIN(n - i, TIER_DISCARD_VEC_MAX));
 		return;
 	}
 	for (i = 0; i < n; i++)
@@ -603,27 +613,11 @@ void tier_slot_free_many(struct tier *t, const uint32_t *slots, unsigned n)
 	}
 	if (m && be_discard_vec(t, vs, vl, m) < 0)
 		goto runs; /* slot by slot, each with its own fallbacks */
-	for (i = 0; i < n; i++)
-		csum_reset(t, slots[i]);
-	pthread_mutex_lock(&t->alloc_lock);
-	k = 0;
-	for (i = 0; i < n; i++)
-		units_drop(t, slots[i]);
-	if (!NEVER(t->nused < n))
-		__atomic_sub_fetch(&t->nused, n, __ATOMIC_RELAXED);
-	/* highest first, so that allocation hands them out lowest first */
-	for (i = n; i-- > 0;)
-		if (free_stack_push(t, slots[i]) < 0)
-			k++;
-	if (k) {
-		__atomic_add_fetch(&t->stats.io_errors, k, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&t->nleaked, k, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&t->alloc_lock);
+	slots_release(t, 0, slots, n);
 	return;
 
 runs:
-	/* highest run first, as above */
+	/* highest run first, as slots_release() pushes */
 	for (k = n; k > 0; k = i) {
 		for (i = k - 1; i > 0 && slots[i - 1] + 1 == slots[i]; i--)
 			;
