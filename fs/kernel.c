@@ -53,6 +53,8 @@
 #include "fuse_inc.h"
 #include "kernel.h"
 #include "kernel_i.h"
+#include "kernel_req.h"
+#include "kernel_uring.h"
 #include "fdio.h"
 #include "fs.h"
 #include "log.h"
@@ -81,117 +83,6 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
 };
-
-/* Flags of the request this thread read last (read hook -> handler). */
-static __thread bool t_kill_suidgid;
-
-bool kernel_req_kill_suidgid(void)
-{
-	return t_kill_suidgid;
-}
-
-/*
- * Requests per opcode, on both transports (stats: the "requests" line).
- * Opcodes past the table (CUSE's) count as "other".  Relaxed atomics.
- */
-#define OPCODES 64
-static uint64_t op_count[OPCODES];
-static const char *const op_name[OPCODES] = {
-	[0] = "other",		[1] = "lookup",		[2] = "forget",
-	[3] = "getattr",	[4] = "setattr",	[5] = "readlink",
-	[6] = "symlink",	[8] = "mknod",		[9] = "mkdir",
-	[10] = "unlink",	[11] = "rmdir",		[12] = "rename",
-	[13] = "link",		[14] = "open",		[15] = "read",
-	[16] = "write",		[17] = "statfs",	[18] = "release",
-	[20] = "fsync",		[21] = "setxattr",	[22] = "getxattr",
-	[23] = "listxattr",	[24] = "removexattr",	[25] = "flush",
-	[26] = "init",		[27] = "opendir",	[28] = "readdir",
-	[29] = "releasedir",	[30] = "fsyncdir",	[31] = "getlk",
-	[32] = "setlk",		[33] = "setlkw",	[34] = "access",
-	[35] = "create",	[36] = "interrupt",	[37] = "bmap",
-	[38] = "destroy",	[39] = "ioctl",		[40] = "poll",
-	[41] = "notify_reply",	[42] = "batch_forget",	[43] = "fallocate",
-	[44] = "readdirplus",	[45] = "rename2",	[46] = "lseek",
-	[47] = "copy_file_range", [48] = "setupmapping", [49] = "removemapping",
-	[50] = "syncfs",	[51] = "tmpfile",	[52] = "statx",
-};
-
-int kernel_request_counts(char *buf, size_t len)
-{
-	size_t at = 0;
-	int n;
-
-	n = snprintf(buf, len, "requests");
-	if (n < 0 || (size_t)n >= len)
-		return -ENOSPC;
-	at = (size_t)n;
-	for (unsigned i = 0; i < OPCODES; i++) {
-		uint64_t c = __atomic_load_n(&op_count[i], __ATOMIC_RELAXED);
-
-		if (!c)
-			continue;
-		n = snprintf(buf + at, len - at, " %s=%llu",
-			     op_name[i] ? op_name[i] : "other",
-			     (unsigned long long)c);
-		if (n < 0 || (size_t)n >= len - at)
-			return -ENOSPC;
-		at += (size_t)n;
-	}
-	return (int)at;
-}
-
-/*
- * The read hook: read one request, as libfuse would, and note what 3.14
- * would drop.  errno is left as read() set it.
- */
-void kernel_note_request(struct tierfs *fs, const void *buf, size_t n)
-{
-	const struct fuse_in_header *h = buf;
-	const char *arg = (const char *)buf + sizeof(*h);
-	size_t argn;
-
-	t_kill_suidgid = false;
-	if (n < sizeof(*h))
-		return;
-	__atomic_add_fetch(&op_count[h->opcode < OPCODES && op_name[h->opcode]
-					     ? h->opcode
-					     : 0],
-			   1, __ATOMIC_RELAXED);
-	argn = n - sizeof(*h);
-	switch (h->opcode) {
-	case FUSE_WRITE:
-		if (argn >= sizeof(struct fuse_write_in)) {
-			const struct fuse_write_in *w = (const void *)arg;
-
-			t_kill_suidgid = w->write_flags & FUSE_WRITE_KILL_SUIDGID;
-		}
-		break;
-	case FUSE_SETATTR:
-		if (argn >= sizeof(struct fuse_setattr_in)) {
-			const struct fuse_setattr_in *s = (const void *)arg;
-
-			t_kill_suidgid = s->valid & FATTR_KILL_SUIDGID;
-		}
-		break;
-	case FUSE_INIT:
-		if (argn >= offsetof(struct fuse_init_in, flags) + 4) {
-			const struct fuse_init_in *in = (const void *)arg;
-			uint64_t flags = in->flags;
-
-			/* flags2 exists only when INIT_EXT says so */
-			if ((flags & KFUSE_INIT_EXT) &&
-			    argn >= offsetof(struct fuse_init_in, flags2) + 4)
-				flags |= (uint64_t)in->flags2 << 32;
-			fs->kern_offered = flags;
-			fs->kern_init_unique = h->unique;
-			__atomic_store_n(&fs->kern_init_pending, true,
-					 __ATOMIC_RELEASE);
-		}
-		break;
-	default:
-		break;
-	}
-}
 
 /*
  * Splice, on the /dev/fuse transport: every reader thread has a pipe,
@@ -403,9 +294,6 @@ void kernel_req_pipe_done(bool emptied)
  * above where it can), and note what 3.14 would drop.  errno is left as
  * read() set it.
  */
-/* Replies happen before the requests that follow them (tsan.h). */
-char kernel_tsan_sync;
-
 ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	ssize_t n;
@@ -420,10 +308,9 @@ ssize_t kernel_io_read(int fd, void *buf, size_t len, void *userdata)
 
 	TSAN_ACQUIRE(&kernel_tsan_sync);
 
-	if (n >= 0)
-		kernel_note_request(userdata, buf, MIN((size_t)n, len));
-	else
-		t_kill_suidgid = false;
+	/* a failed read notes nothing: the flags and requester clear */
+	kernel_note_request(userdata, buf, n >= 0 ? MIN((size_t)n, len) : 0,
+			    KERNEL_QUEUE_DEV);
 	return n;
 }
 
@@ -565,11 +452,24 @@ static void *bdi_setup(void *arg)
 	struct statfs sfs;
 	struct stat st;
 	uint64_t have = 0;
+	int fd, r1, r2;
 
-	/* only a FUSE mount's bdi: never the disk's under a plain directory */
-	if (statfs(fs->opt.mountpoint, &sfs) < 0 || sfs.f_type != FUSE_SUPER_MAGIC)
+	/*
+	 * Only a FUSE mount's bdi: never the disk's under a plain
+	 * directory.  Both questions go to one open file, so that they are
+	 * about one inode: a statfs() and a stat() by path, with an unmount
+	 * between them, once set the FUSE limits (1 MB of dirty pages,
+	 * strict) on the root disk under the mount point.  A FUSE mount's
+	 * device is anonymous (major 0); a disk's never is.
+	 */
+	fd = open(fs->opt.mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	if (stat(fs->opt.mountpoint, &st) < 0)
+	r1 = fstatfs(fd, &sfs);
+	r2 = fstat(fd, &st);
+	close(fd);
+	if (r1 < 0 || r2 < 0 || sfs.f_type != FUSE_SUPER_MAGIC ||
+	    major(st.st_dev) != 0)
 		return NULL;
 	(void)bdi_write(st.st_dev, "read_ahead_kb", TIERFS_MAX_IO / 1024);
 	if (!fs->writeback)

@@ -27,19 +27,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel_req.h" /* the KFUSE_* flags */
+
 struct fuse_session;
 struct fuse_conn_info;
 struct tierfs;
 struct tfs_inode;
-
-/* Capability flags of the FUSE protocol (kernel include/uapi/linux/fuse.h;
- * Debian 12's headers stop at 7.38, so the newer ones are defined here). */
-#define KFUSE_WRITEBACK_CACHE (UINT64_C(1) << 16)
-#define KFUSE_HANDLE_KILLPRIV_V2 (UINT64_C(1) << 28)
-#define KFUSE_INIT_EXT (UINT64_C(1) << 30)
-#define KFUSE_DIRECT_IO_ALLOW_MMAP (UINT64_C(1) << 36) /* 7.39, Linux 6.6 */
-#define KFUSE_PASSTHROUGH (UINT64_C(1) << 37)	     /* 7.40, Linux 6.9 */
-#define KFUSE_OVER_IO_URING (UINT64_C(1) << 41)    /* 7.42, Linux 6.14 */
 
 /**
  * kernel_attach() - route the session's /dev/fuse I/O through our hooks.
@@ -66,9 +59,6 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn);
  * Accepts NULL and a mount whose init never ran. */
 void kernel_stop(struct tierfs *fs);
 
-/* Did the request being handled on this thread ask us to clear suid/sgid
- * (FUSE_WRITE_KILL_SUIDGID on a write, FATTR_KILL_SUIDGID on a setattr)? */
-bool kernel_req_kill_suidgid(void);
 /*
  * For the WRITE this thread handles: true when its data is still in the
  * thread's splice pipe (kernel.c), with the pipe's read end and the
@@ -133,19 +123,8 @@ void kernel_inval_attr_sync(struct tierfs *fs, struct tfs_inode *inode);
 void kernel_inval_data_sync(struct tierfs *fs, struct tfs_inode *inode,
 			    uint64_t off, uint64_t len);
 
-/* Is FUSE over io_uring switched on (module parameter enable_uring)? */
-bool kernel_uring_enabled(void);
-/* The transport in force: "uring" once every io_uring queue has its
- * entries, else "dev". */
-const char *kernel_uring_transport(void);
-/* Requests served over io_uring so far, and the threads serving them. */
-uint64_t kernel_uring_requests(void);
 /* WRITEs handed over in a splice pipe (kernel.c), and *@ret_bytes,
  * their bytes. */
 uint64_t kernel_spliced_writes(uint64_t *ret_bytes);
-/* The stats line "requests OP=COUNT ..." (opcodes seen so far, both
- * transports) into @buf.  Return: its length, or -ENOSPC. */
-int kernel_request_counts(char *buf, size_t len);
-unsigned kernel_uring_threads(void);
 
 #endif /* TIERFS_KERNEL_H */

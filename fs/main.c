@@ -24,6 +24,7 @@
 #include "config.h"
 #include "fuse_inc.h"
 #include "kernel.h"
+#include "kernel_uring.h"
 #include "ops.h"
 #include "options.h"
 #include "fs.h"
@@ -685,6 +686,15 @@ int main(int argc, char **argv)
 		log_err("session loop failed: %s", strerror(-r));
 
 out_unmount:
+	/*
+	 * The ring threads serve requests on their own (the loop above
+	 * served only /dev/fuse): end them first, while the mount and the
+	 * /dev/fuse fd they commit on are still there -- the unmount
+	 * closes the fd, and the destroy handler frees what they read
+	 * (issue 32).  Requests that come after wait in the kernel until
+	 * the connection ends with the fd.
+	 */
+	kernel_uring_stop();
 	notify_state(false, &opt, source);
 	fuse_session_unmount(se);
 out_handlers:

@@ -36,6 +36,7 @@
 #include "placement.h"
 #include "attr.h"
 #include "kernel.h"
+#include "kernel_uring.h"
 #include "never.h"
 #include "memwatch.h"
 #include "migrate.h"
@@ -191,6 +192,9 @@ static void fh_free_all(void);
 
 static void tfs_destroy(void *userdata)
 {
+	/* no ring thread may serve a request on what follows frees; main()
+	 * stopped them already unless this comes some other way */
+	kernel_uring_stop();
 	memwatch_stop(userdata);
 	migrator_stop(userdata);
 	kernel_stop(userdata);

@@ -13,6 +13,8 @@
 #include "stats.h"
 #include "fs.h"
 #include "kernel.h"
+#include "kernel_req.h"
+#include "kernel_uring.h"
 #include "memwatch.h"
 #include "migrate.h"
 #include "tier.h"
@@ -43,6 +45,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	struct strbuf out = STRBUF_INIT;
 	struct migrate_stats ms;
 	struct memwatch_stats mws;
+	struct kernel_uring_stats urs;
 	uint64_t spliced_b, spliced_w = kernel_spliced_writes(&spliced_b);
 	size_t len;
 	int r = 0;
@@ -76,6 +79,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(tier_limit_bytes(t)));
 	}
 	migrator_get_stats(fs, &ms);
+	kernel_uring_get_stats(&urs);
 	if (r == 0)
 		r = strbuf_addf(&out,
 			    "migrator enabled=%d passes=%llu moved=%llu retries=%llu failures=%llu "
@@ -97,6 +101,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "mount extent_size=%u inodes=%llu writeback_cache=%d "
 			    "killpriv_v2=%d page_cache=%s dirty_limit=%llu dirty_limit_asked=%llu "
 			    "writeback_errors=%llu transport=%s uring_requests=%llu uring_threads=%u "
+			    "uring_registered=%u uring_busy=%u uring_lost=%u uring_gone=%u "
+			    "uring_retries=%llu uring_buffer_bytes=%llu "
 			    "spliced_writes=%llu spliced_bytes=%llu "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
 			    "rss=%llu\n",
@@ -107,7 +113,9 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 								    : "keep",
 			    LD(LOAD(fs->dirty_reserve)), LD(fs->dirty_asked),
 			    LD(LOAD(fs->wb_errors)), kernel_uring_transport(),
-			    LD(kernel_uring_requests()), kernel_uring_threads(),
+			    LD(urs.requests), urs.threads, urs.registered,
+			    urs.busy, urs.lost, urs.gone, LD(urs.retries),
+			    LD(urs.buffer_bytes),
 			    LD(spliced_w), LD(spliced_b),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));

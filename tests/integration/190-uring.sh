@@ -18,7 +18,15 @@
 #  - a signal during a long read (an interrupt, which the kernel still
 #    sends over /dev/fuse) ends the reader; the mount goes on;
 #  - unmount ends the daemon, and kill -9 leaves only a mount that
-#    fusermount -u removes: no thread, ring or mount is left.
+#    fusermount -u removes: no thread, ring or mount is left;
+#  - issue 32, with the daemon's test faults (TIERFS_TEST_URING_FAULTS,
+#    kernel_uring_i.h): replies whose submit fails for a while (EAGAIN,
+#    EINTR, EBUSY) still reach their callers; a reply that cannot be
+#    sent is counted lost, and its queue goes on; an entry the kernel
+#    fails leaves the counters (threads, gone) true and its queue
+#    serving; SIGTERM while files are open and stats and policy loops
+#    run on both CPUs ends the daemon cleanly (the rings stop before the
+#    mount is freed: the ASan legs see any use after free).
 . "$(dirname "$0")/lib.sh"
 t_need_progs
 param=/sys/module/fuse/parameters/enable_uring
@@ -97,6 +105,119 @@ pid=$T_PID
 t_unmount
 kill -0 "$pid" 2>/dev/null && t_fail "the daemon lives on after unmount"
 mountpoint -q "$MNT" && t_fail "still mounted"
+
+# --- issue 32: replies whose submit fails for a while get through
+ncpu=$(nproc)
+TIERFS_TEST_URING_FAULTS=again=30 t_mount --transport uring --tier ram=ram:16M
+t_wait_until 10 transport_is uring || t_fail "again: transport $(mstat transport)"
+for i in $(seq 40); do
+	timeout 30 sh -c "mkdir '$MNT/d$i' && echo $i > '$MNT/d$i/f' && rm -r '$MNT/d$i'" ||
+		t_fail "again: the ops of round $i did not complete (a reply was dropped)"
+done
+[ "$(mstat uring_retries)" -ge 30 ] ||
+	t_fail "again: uring_retries $(mstat uring_retries), expected >= 30"
+t_eq "$(mstat uring_lost)" 0 "again: nothing lost"
+t_unmount
+[ -z "$T_DAEMON_PROBLEM" ] || t_fail "again: $T_DAEMON_PROBLEM"
+
+# requests numbered from the mount's start: a loop of stats reads, one
+# request each, on CPU 0, reaches request 60 after the mount's first
+# few; getfattr of the stats is never cached by the kernel
+stat_loop() { # FILE-TO-TOUCH-WHEN-DONE
+	taskset -c 0 sh -c "for i in \$(seq 100); do getfattr -n user.tierfs.stats '$MNT' >/dev/null 2>&1 || exit 1; done; touch '$1'"
+}
+# --- a reply that cannot be sent: counted lost, the rest goes on
+TIERFS_TEST_URING_FAULTS=lose=60 t_mount --transport uring --tier ram=ram:16M
+t_wait_until 10 transport_is uring || t_fail "lose: transport $(mstat transport)"
+stat_loop "$T/lose-done" &
+loop=$!
+lost_one() { [ "$(mstat uring_lost)" = 1 ]; }
+t_wait_until 30 lost_one || t_fail "lose: uring_lost $(mstat uring_lost), expected 1"
+[ -e "$T/lose-done" ] && t_fail "lose: the loop whose reply was lost finished"
+# every CPU's queue still serves (a new entry replaces the lost one
+# where it was the queue's last)
+for c in $(seq 0 $((ncpu - 1))); do
+	t_check timeout 30 taskset -c "$c" sh -c "mkdir '$MNT/c$c' && echo x > '$MNT/c$c/f' && cat '$MNT/c$c/f' >/dev/null"
+done
+t_eq "$(mstat uring_lost)" 1 "lose: one lost"
+# the caller of the lost reply waits until the daemon ends: SIGTERM
+kill -TERM "$T_PID"
+wait "$T_PID"
+rc=$?
+pid=$T_PID
+T_PID=
+t_eq "$rc" 0 "lose: the daemon's exit status after SIGTERM"
+timeout 30 sh -c "while kill -0 $loop 2>/dev/null; do sleep 0.1; done" ||
+	t_fail "lose: the caller still waits after the daemon ended"
+t_san_reports "$pid" && t_fail "lose: sanitizer report"
+t_is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
+
+# --- an entry the kernel fails: the counters stay true, the queue serves
+TIERFS_TEST_URING_FAULTS=badcommit=60 t_mount --transport uring --tier ram=ram:16M
+t_wait_until 10 transport_is uring || t_fail "badcommit: transport $(mstat transport)"
+stat_loop "$T/bad-done" &
+loop=$!
+gone_one() { [ "$(mstat uring_gone)" = 1 ]; }
+t_wait_until 30 gone_one || t_fail "badcommit: uring_gone $(mstat uring_gone), expected 1"
+# the stats count the ring threads there are: those of the daemon
+# pinned to one CPU (a kick thread, also pinned, lives a moment)
+pinned_threads() {
+	local t n=0
+	for t in /proc/"$T_PID"/task/*; do
+		grep -q '^Cpus_allowed_list:[[:space:]]*[0-9]*$' "$t/status" 2>/dev/null &&
+			n=$((n + 1))
+	done
+	echo "$n"
+}
+counted_right() { [ "$(mstat uring_threads)" = "$(pinned_threads)" ]; }
+t_wait_until 10 counted_right ||
+	t_fail "badcommit: uring_threads $(mstat uring_threads), ring threads $(pinned_threads)"
+for c in $(seq 0 $((ncpu - 1))); do
+	t_check timeout 30 taskset -c "$c" sh -c "mkdir '$MNT/c$c' && echo x > '$MNT/c$c/f' && cat '$MNT/c$c/f' >/dev/null"
+done
+kill -TERM "$T_PID"
+wait "$T_PID"
+rc=$?
+pid=$T_PID
+T_PID=
+t_eq "$rc" 0 "badcommit: the daemon's exit status after SIGTERM"
+timeout 30 sh -c "while kill -0 $loop 2>/dev/null; do sleep 0.1; done" ||
+	t_fail "badcommit: the caller still waits after the daemon ended"
+t_san_reports "$pid" && t_fail "badcommit: sanitizer report"
+t_is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
+
+# --- SIGTERM with files open, stats and policy loops running on every
+# CPU: the rings stop before what they read is freed
+mkdir -p "$T/disk2"
+t_mount --transport uring --tier ram=ram:16M --tier disk=file:"$T/disk2":64M
+t_wait_until 10 transport_is uring || t_fail "term: transport $(mstat transport)"
+mkdir "$MNT/p" && echo data >"$MNT/p/f" || t_fail "term: setup"
+exec 7<"$MNT/p/f" 8>>"$MNT/p/g"
+loops=()
+# the loops work in the mount (their cwd), so that they go on after the
+# daemon's unmount detached it, until the connection ends
+for c in $(seq 0 $((ncpu - 1))); do
+	(cd "$MNT/p" && exec taskset -c "$c" sh -c "while getfattr -n user.tierfs.stats . >/dev/null 2>&1; do :; done") &
+	loops+=($!)
+	(cd "$MNT/p" && exec taskset -c "$c" sh -c "while setfattr -n user.tierfs.tiers -v disk,ram . 2>/dev/null &&
+		setfattr -n user.tierfs.tiers -v ram,disk . 2>/dev/null; do :; done") &
+	loops+=($!)
+done
+busy() { [ "$(mstat uring_requests)" -gt 2000 ]; }
+t_wait_until 30 busy || t_fail "term: the loops did not run"
+kill -TERM "$T_PID"
+wait "$T_PID"
+rc=$?
+pid=$T_PID
+T_PID=
+exec 7<&- 8>&-
+for p in "${loops[@]}"; do
+	timeout 30 sh -c "while kill -0 $p 2>/dev/null; do sleep 0.1; done" || kill -9 "$p"
+	wait "$p" 2>/dev/null
+done
+t_eq "$rc" 0 "term: the daemon's exit status after SIGTERM"
+t_san_reports "$pid" && t_fail "term: sanitizer report from the daemon"
+t_is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
 
 # --- kill -9: the kernel cleans the rings; fusermount -u the mount
 t_mount --transport uring --tier ram=ram:16M

@@ -21,6 +21,9 @@
 #include "fuse_inc.h"
 #include "kernel.h"
 #include "kernel_i.h"
+#include "kernel_req.h"
+#include "kernel_uring.h"
+#include "kernel_uring_i.h"
 #include "fs.h"
 #include "tap.h"
 
@@ -554,6 +557,32 @@ START_TEST(test_uring_unpack_request)
 }
 END_TEST
 
+/* The test faults' syntax (kernel_uring_i.h): a bad list is refused
+ * whole, a good one read exactly. */
+START_TEST(test_uring_parse_faults)
+{
+	struct kernel_uring_faults f = { .again = 99 };
+
+	ck_assert_int_eq(kernel_uring_parse_faults("", &f), 0);
+	ck_assert_uint_eq(f.again, 0);
+	ck_assert_int_eq(kernel_uring_parse_faults("again=30,lose=60", &f), 0);
+	ck_assert_uint_eq(f.again, 30);
+	ck_assert_uint_eq(f.lose, 60);
+	ck_assert_uint_eq(f.badcommit, 0);
+	ck_assert_int_eq(kernel_uring_parse_faults("badcommit=7", &f), 0);
+	ck_assert_uint_eq(f.badcommit, 7);
+	ck_assert_uint_eq(f.again, 0);
+	f.again = 5;
+	ck_assert_int_eq(kernel_uring_parse_faults("again=", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("again=3,", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("lose=0", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("again=x", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("drop=3", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("again", &f), -EINVAL);
+	ck_assert_uint_eq(f.again, 5); /* untouched on failure */
+}
+END_TEST
+
 START_TEST(test_uring_nqueues)
 {
 	int n = kernel_uring_nqueues();
@@ -584,6 +613,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_uring_pack_reply);
 	tcase_add_test(tc, test_uring_unpack_request);
 	tcase_add_test(tc, test_uring_nqueues);
+	tcase_add_test(tc, test_uring_parse_faults);
 	suite_add_tcase(s, tc);
 	return s;
 }
