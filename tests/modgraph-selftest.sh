@@ -48,7 +48,8 @@ base() {
 	cd - >/dev/null
 }
 
-# Compile every .c of tree $1 into $1/build as meson would lay it out,
+# Compile every .c of tree $1 into $1/build as meson would lay it out
+# (each file that has no object yet),
 # and write $1/build/compile_commands.json.  tools/ has fs/ first on its
 # include path, as the real tools/ build has ../fs for ctl_proto.h.
 compile() {
@@ -65,7 +66,8 @@ compile() {
 		*) inc=("-I../$d") ;;
 		esac
 		obj=${c//\//_}.o
-		"$cc" "${inc[@]}" -c "../$c" -o "$obj"
+		# a case is a copy of the clean tree: only what it changed
+		[ -e "$obj" ] || "$cc" "${inc[@]}" -c "../$c" -o "$obj"
 		printf '%s{"directory": "%s", "file": "../%s", "output": "%s",\n  "command": "%s %s -c ../%s -o %s"}\n' \
 			"$sep" "$PWD" "$c" "$obj" "$cc" "${inc[*]}" "$c" "$obj" \
 			>>compile_commands.json
@@ -80,6 +82,20 @@ run() { # TREE: the check's output in $dir/out, its status in $rc
 	(cd "$1" && python3 "$check" --build build) >"$dir/out" 2>&1
 	rc=$?
 	set -e
+}
+
+# CASE: a copy of the clean tree and its objects, in $dir/CASE.
+copy() {
+	cp -a "$dir/clean" "$dir/$1"
+	case=$1
+}
+# FILE CONTENT: the case's FILE (printf format) without its object, so
+# that compile makes it anew.  The objects of the files that include a
+# changed header stay: no case changes what they define or call.
+put() {
+	# shellcheck disable=SC2059
+	printf "$2" >"$dir/$case/$1"
+	rm -f "$dir/$case/build/${1//\//_}.o"
 }
 
 fails=0
@@ -110,40 +126,40 @@ if [ $rc -ne 0 ] || ! grep -q 'no cycle' "$dir/out"; then
 fi
 echo "clean tree: passes"
 
-base "$dir/include"
-printf '#include "mid.h"\nint low_fn(void);\n' >"$dir/include/fs/low.h"
+copy include
+put fs/low.h '#include "mid.h"\nint low_fn(void);\n'
 expect include 'cycle of 3 modules: fs/low fs/mid fs/mid_part' \
 	'includes "mid.h" = fs/mid.h  (fs/low.h:1)'
 
-base "$dir/call"
-printf 'int low_fn(void);\nint mid_hook(void);\n' >"$dir/call/fs/low.h"
-printf '#include "low.h"\nint low_fn(void) { return mid_hook(); }\n' >"$dir/call/fs/low.c"
-printf 'int mid_hook(void) { return 0; }\n' >>"$dir/call/fs/mid.c"
+copy call
+put fs/low.h 'int low_fn(void);\nint mid_hook(void);\n'
+put fs/low.c '#include "low.h"\nint low_fn(void) { return mid_hook(); }\n'
+put fs/mid.c '#include "mid_i.h"\n#include "low.h"\nint mid_fn(void) { return low_fn() + mid_part_fn(); }\nint mid_hook(void) { return 0; }\n'
 expect call 'cycle of 3 modules: fs/low fs/mid fs/mid_part' \
 	'calls mid_hook  (fs/low.c -> fs/mid.c)'
 
-base "$dir/x_y"
-printf '#include "mid_i.h"\nint mid_part_fn(void) { return mid_fn(); }\n' >"$dir/x_y/fs/mid_part.c"
+copy x_y
+put fs/mid_part.c '#include "mid_i.h"\nint mid_part_fn(void) { return mid_fn(); }\n'
 expect x_y 'cycle of 2 modules: fs/mid fs/mid_part' \
 	'calls mid_fn  (fs/mid_part.c -> fs/mid.c)'
 
-base "$dir/basename"
-printf '#include "h.h"\n#include "x.h"\nint h_fn(void) { return x_fn(); }\n' >"$dir/basename/tools/h.c"
+copy basename
+put tools/h.c '#include "h.h"\n#include "x.h"\nint h_fn(void) { return x_fn(); }\n'
 expect basename 'cycle of 2 modules: tools/h tools/x' \
 	'includes "h.h" = tools/h.h  (tools/x.c:2)'
 
-base "$dir/extern"
-printf '#include "low.h"\nextern int mid_fn(void);\nint low_fn(void) { return 1; }\n' >"$dir/extern/fs/low.c"
+copy extern
+put fs/low.c '#include "low.h"\nextern int mid_fn(void);\nint low_fn(void) { return 1; }\n'
 expect extern 'extern declaration in a .c file' 'fs/low.c:2: extern int mid_fn(void);'
 
-base "$dir/contrib"
-printf '#include "plug.h"\nint plug_rm(void) { return plug_fn(); }\n' >"$dir/contrib/contrib/slurm/plug_rm.c"
+copy contrib
+put contrib/slurm/plug_rm.c '#include "plug.h"\nint plug_rm(void) { return plug_fn(); }\n'
 expect contrib 'cycle of 2 modules: contrib/slurm/plug contrib/slurm/plug_rm' \
 	'calls plug_fn  (contrib/slurm/plug_rm.c -> contrib/slurm/plug.c)'
 
-base "$dir/unchecked"
+copy unchecked
 mkdir "$dir/unchecked/extra"
-printf 'int extra_fn(void) { return 0; }\n' >"$dir/unchecked/extra/e.c"
+put extra/e.c 'int extra_fn(void) { return 0; }\n'
 expect unchecked 'extra/e.c: compiled, but not under a checked directory'
 
 if [ $fails -ne 0 ]; then
