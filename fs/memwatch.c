@@ -16,6 +16,7 @@
 #include "fs.h"
 #include "migrate.h"
 #include "options.h"
+#include "options_mem.h"
 #include "tier.h"
 #include "log.h"
 #include "macro.h"

@@ -3,9 +3,10 @@
  * options.c -- tierfs's own settings from the command line (see
  * options.h): --tier and the tier spec, the global settings as long
  * options and as -o key=value (everything else in -o goes to libfuse),
- * the defaults and the embedded default tier stack (options_finish()).
- * The INI config file is read in config.c, which shares the setters
- * declared in options_i.h.
+ * the defaults and the embedded default tier stack (options_finish()),
+ * and the check that the memory tiers fit in the memory options_mem.c
+ * finds (options_check_memory()).  The INI config file is read in
+ * config.c, which shares the setters declared in options_i.h.
  *
  * Locking: none; options are parsed once, by main() before the mount
  * exists (and by unit tests and fuzz targets), on one thread.
@@ -16,19 +17,24 @@
  * Longer than 700 lines for a reason: one parser for every option of the
  * command line and -o, with its message for each bad value; the setters
  * are shared with config.c (options_i.h), so splitting it by option
- * group would only move them behind another header.
+ * group would only move them behind another header.  The memory check
+ * of the tiers is here because it reads the options (and words its
+ * refusal as fail() does), which options_mem.c below it must not.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "options.h"
 #include "options_i.h"
+#include "options_mem.h"
 #include "size.h"
 #include "tier.h"
 #include "macro.h"
@@ -652,6 +658,75 @@ static int default_file_dir(char *path, size_t len, char *err, size_t errlen)
 			    "'%s' is not a directory owned by uid %u; remove it or give tiers explicitly",
 			    path, (unsigned)getuid());
 	return 0;
+}
+
+/*
+ * The memory @tc holds at most: a RAM tier its size; a PMem or file
+ * tier on tmpfs or ramfs (/dev/shm, /run, a RAM disk mounted by hand)
+ * its size too, because every byte it stores there is a page of memory,
+ * but no more than the free space there (a larger one is refused by the
+ * free-space check, with its own message); anything else 0.  A path
+ * that cannot be statfs()ed counts as not memory: the tier's own setup
+ * then fails with the clearer message.
+ */
+static uint64_t tier_memory(const struct tier_conf *tc, const char **ret_fs)
+{
+	struct statfs sf;
+
+	*ret_fs = NULL;
+	if (tier_kind_caps(tc->kind) & TIER_CAP_MEMORY)
+		return tc->size;
+	if (!tc->path || statfs(tc->path, &sf) < 0 ||
+	    (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))
+		return 0;
+	if (sf.f_type == TMPFS_MAGIC) {
+		*ret_fs = "tmpfs";
+		return MIN(tc->size, (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize);
+	}
+	*ret_fs = "ramfs";
+	return tc->size; /* ramfs reports no free space */
+}
+
+int options_check_memory(const struct tierfs_options *opt,
+			 const struct mem_limit *ml, char *err,
+			 size_t errlen)
+{
+	char names[160] = "", a[32], b[32], c[32], d[32], why[128] = "";
+	uint64_t sum = 0, usable = mem_usable(ml), total = mem_total(ml);
+	unsigned n = 0;
+	size_t len = 0;
+
+	for (unsigned i = 0; i < opt->ntiers; i++) {
+		const struct tier_conf *tc = &opt->tiers[i];
+		const char *fstype;
+		uint64_t m = tier_memory(tc, &fstype);
+
+		if (!m)
+			continue;
+		sum += m;
+		if (len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len,
+						"%s'%s'", n ? ", " : "",
+						tc->name);
+		/* the first tier that is memory by where it lives, not by
+		 * kind: say so, or the admin sees a "file" tier refused as
+		 * memory and wonders why */
+		if (fstype && !why[0])
+			snprintf(why, sizeof(why), " ('%s' is on %s, which is memory)",
+				 tc->name, fstype);
+		n++;
+	}
+	if (sum <= usable)
+		return 0;
+	return fail(err, errlen,
+		    "%s %s (%s) %s larger than the memory tierfs may use, %s: %s %s less a margin of %s%s",
+		    n == 1 ? "memory tier" : "memory tiers", names,
+		    size_format(sum, a, sizeof(a)), n == 1 ? "is" : "are",
+		    size_format(usable, b, sizeof(b)),
+		    ml->cgroup < ml->phys ? "the cgroup's memory limit"
+					  : "physical memory",
+		    size_format(total, c, sizeof(c)),
+		    size_format(total - usable, d, sizeof(d)), why);
 }
 
 /* The embedded default stack: RAM of a quarter of memory (the smaller

@@ -43,16 +43,11 @@ struct tier_conf {
 #define DEFAULT_DIRTY_MAX (UINT64_C(256) << 20)
 
 /*
- * Memory (fs/README.md "Running for many users: the limits in detail").  The memory tierfs
- * may have is the smaller of physical memory and the memory limit of
- * its cgroup (v2 memory.max, v1 memory.limit_in_bytes, of its cgroup
- * and every ancestor).  RAM tiers, and PMem tiers on tmpfs or ramfs,
- * must fit in it less a margin for the daemon itself (metadata within
- * the two limits below, request buffers, the kernel's page cache of the
- * mount): a tenth of it, at least MEM_MARGIN_MIN.
+ * Memory (fs/README.md "Running for many users: the limits in detail"):
+ * the memory tierfs may have, mem_total() of options_mem.h, less its
+ * margin must hold the RAM tiers, and PMem tiers on tmpfs or ramfs
+ * (options_check_memory()); the metadata limits below come from it.
  */
-#define MEM_MARGIN_DIV 10
-#define MEM_MARGIN_MIN (UINT64_C(256) << 20)
 /* Default --max-inodes: one inode per 8 KiB of that memory, what tmpfs
  * gives nr_inodes (half the RAM pages); at ~700 bytes an inode with its
  * name, at most about 9% of memory. */
@@ -251,42 +246,12 @@ int options_load_config(struct tierfs_options *opt, char *err,
  */
 int options_finish(struct tierfs_options *opt, char *err, size_t errlen);
 
-/* What the daemon may have, from mem_probe(). */
-struct mem_limit {
-	uint64_t phys;	 /* physical memory */
-	uint64_t cgroup; /* the cgroup's limit; UINT64_MAX for none */
-};
+struct mem_limit; /* options_mem.h */
 
 /**
- * mem_probe() - physical memory and the memory limit of our cgroup,
- * from /proc/self/cgroup, /proc/self/mountinfo and the cgroup files.
- * The environment variable TIERFS_TEST_MEMORY (a SIZE), for tests only,
- * replaces both.  A cgroup limit that cannot be read counts as none.
- * Return: 0, or -EINVAL when physical memory is unknown.
- */
-int mem_probe(struct mem_limit *ret);
-/* The same from the two /proc files named (unit tests); *@ret is the
- * smallest limit of the cgroup and its ancestors, UINT64_MAX for none. */
-void mem_cgroup_limit(const char *proc_cgroup, const char *mountinfo,
-		      uint64_t *ret);
-/*
- * mem_cgroup_dir() - the directory of the cgroup that limits our memory
- * into @dir: the v1 memory controller's where it is mounted (*@ret_v1
- * true; a hybrid system's cgroup2 then has no controllers), else the
- * cgroup v2 one; from @proc_cgroup's lines and @mountinfo's mounts.
- * *@ret_mnt_len is the length of the hierarchy's mount point, where a
- * walk to the ancestors stops.  Return: false without a cgroup to read
- * or when a path does not fit.
- */
-bool mem_cgroup_dir(const char *proc_cgroup, const char *mountinfo,
-		    char *dir, size_t len, size_t *ret_mnt_len, bool *ret_v1);
-/* The smaller of the two limits, and what is left of it after the
- * margin (0 when the margin takes it all). */
-uint64_t mem_total(const struct mem_limit *ml);
-uint64_t mem_usable(const struct mem_limit *ml);
-/**
  * options_check_memory() - refuse memory tiers (RAM, and PMem or file
- * tiers on tmpfs or ramfs, issue 16) that together exceed mem_usable(@ml).
+ * tiers on tmpfs or ramfs, issue 16) that together exceed mem_usable(@ml)
+ * (options_mem.h).
  * Return: 0 or -EINVAL with one line naming the tiers, their total and
  * the limit with where it comes from.
  */

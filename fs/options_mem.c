@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * options_mem.c -- the memory tierfs may have (options.h, struct
- * mem_limit): physical memory and the limit of its cgroup, and the check
- * that the tiers held in memory (RAM tiers, and PMem or file tiers on
- * tmpfs or ramfs) fit in it less the margin.  Called by
- * options_finish() before anything is mounted, so a RAM tier that does
- * not fit is one line on stderr and no mount.
+ * options_mem.c -- the memory tierfs may have (options_mem.h): physical
+ * memory and the limit of its cgroup, and the margin the daemon keeps.
+ * options.c checks the memory tiers against it before anything is
+ * mounted (options_check_memory()), so a RAM tier that does not fit is
+ * one line on stderr and no mount.
  *
  * Reads /proc/self/cgroup, /proc/self/mountinfo and the cgroup's
  * memory.max (v2) or memory.limit_in_bytes (v1) of the cgroup and each
@@ -20,14 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
-#include "options.h"
-#include "options_i.h"
+#include "options_mem.h"
 #include "size.h"
-#include "tier.h"
 #include "macro.h"
 #include "banned.h"
 
@@ -235,73 +230,4 @@ uint64_t mem_usable(const struct mem_limit *ml)
 	uint64_t margin = MAX(total / MEM_MARGIN_DIV, MEM_MARGIN_MIN);
 
 	return total > margin ? total - margin : 0;
-}
-
-/*
- * The memory @tc holds at most: a RAM tier its size; a PMem or file
- * tier on tmpfs or ramfs (/dev/shm, /run, a RAM disk mounted by hand)
- * its size too, because every byte it stores there is a page of memory,
- * but no more than the free space there (a larger one is refused by the
- * free-space check, with its own message); anything else 0.  A path
- * that cannot be statfs()ed counts as not memory: the tier's own setup
- * then fails with the clearer message.
- */
-static uint64_t tier_memory(const struct tier_conf *tc, const char **ret_fs)
-{
-	struct statfs sf;
-
-	*ret_fs = NULL;
-	if (tier_kind_caps(tc->kind) & TIER_CAP_MEMORY)
-		return tc->size;
-	if (!tc->path || statfs(tc->path, &sf) < 0 ||
-	    (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC))
-		return 0;
-	if (sf.f_type == TMPFS_MAGIC) {
-		*ret_fs = "tmpfs";
-		return MIN(tc->size, (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize);
-	}
-	*ret_fs = "ramfs";
-	return tc->size; /* ramfs reports no free space */
-}
-
-int options_check_memory(const struct tierfs_options *opt,
-			 const struct mem_limit *ml, char *err,
-			 size_t errlen)
-{
-	char names[160] = "", a[32], b[32], c[32], d[32], why[128] = "";
-	uint64_t sum = 0, usable = mem_usable(ml), total = mem_total(ml);
-	unsigned n = 0;
-	size_t len = 0;
-
-	for (unsigned i = 0; i < opt->ntiers; i++) {
-		const struct tier_conf *tc = &opt->tiers[i];
-		const char *fstype;
-		uint64_t m = tier_memory(tc, &fstype);
-
-		if (!m)
-			continue;
-		sum += m;
-		if (len < sizeof(names))
-			len += (size_t)snprintf(names + len, sizeof(names) - len,
-						"%s'%s'", n ? ", " : "",
-						tc->name);
-		/* the first tier that is memory by where it lives, not by
-		 * kind: say so, or the admin sees a "file" tier refused as
-		 * memory and wonders why */
-		if (fstype && !why[0])
-			snprintf(why, sizeof(why), " ('%s' is on %s, which is memory)",
-				 tc->name, fstype);
-		n++;
-	}
-	if (sum <= usable)
-		return 0;
-	return fail(err, errlen,
-		    "%s %s (%s) %s larger than the memory tierfs may use, %s: %s %s less a margin of %s%s",
-		    n == 1 ? "memory tier" : "memory tiers", names,
-		    size_format(sum, a, sizeof(a)), n == 1 ? "is" : "are",
-		    size_format(usable, b, sizeof(b)),
-		    ml->cgroup < ml->phys ? "the cgroup's memory limit"
-					  : "physical memory",
-		    size_format(total, c, sizeof(c)),
-		    size_format(total - usable, d, sizeof(d)), why);
 }

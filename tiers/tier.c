@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * tier.c -- the tier module's front: the kinds and their back ends, creating and
- * freeing a tier, its capacity and the free space of the filesystems
- * under tiers, the errno a tier failure gives.  The slot and unit
- * allocator is tier_units.c, the data wrappers and checksums tier_io.c,
- * the backing directories tier_backing.c (tier_i.h).  See tier.h for the
- * contracts.
+ * tier.c -- the tier module's front: the kinds and their back ends,
+ * creating and freeing a tier, its capacity and the free space of the
+ * filesystems under tiers.  The data wrappers and checksums are
+ * tier_io.c, the slot and unit allocator tier_units.c, the medium's
+ * free space and the errno a tier failure gives tier_medium.c, the
+ * backing directories tier_backing.c (tier_i.h, which says who calls
+ * whom).  See tier.h for the contracts.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,8 +18,6 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -217,57 +216,6 @@ struct tier *tier_free(struct tier *t)
 	return NULL;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Bytes free on the filesystem under @t: statvfs() of its path, at most
- * once per TIER_STATVFS_MS unless @fresh (statfs is called often; on a
- * network filesystem a statvfs() is a round trip).  Racing refreshes
- * are harmless: each stores a true value.  When statvfs() fails (the
- * path was removed behind our back) the tier is not capped.
- */
-uint64_t tier_dev_avail(struct tier *t, bool fresh)
-{
-	int64_t now = now_ms();
-	int64_t last = __atomic_load_n(&t->dev_checked_ms, __ATOMIC_RELAXED);
-	struct statvfs vfs;
-	uint64_t avail;
-
-	if (!fresh && last && now - last < TIER_STATVFS_MS)
-		return __atomic_load_n(&t->dev_avail, __ATOMIC_RELAXED);
-	if (statvfs(t->path, &vfs) < 0)
-		avail = UINT64_MAX;
-	else if (__builtin_mul_overflow((uint64_t)vfs.f_bavail,
-					(uint64_t)vfs.f_frsize, &avail))
-		avail = UINT64_MAX;
-	__atomic_store_n(&t->dev_avail, avail, __ATOMIC_RELAXED);
-	__atomic_store_n(&t->dev_checked_ms, now ? now : 1, __ATOMIC_RELAXED);
-	return avail;
-}
-
-/*
- * While the medium is full: has space come back?  Yes once statvfs()
- * shows at least an extent more free than when it filled (the free
- * space the filesystem reported then was not enough for a reserve).
- * Clears medium_full when so.
- */
-bool tier_medium_space_back(struct tier *t, bool fresh)
-{
-	uint64_t avail = tier_dev_avail(t, fresh);
-	uint64_t then = __atomic_load_n(&t->full_avail, __ATOMIC_RELAXED);
-
-	if (avail < then || avail - then < t->extent_size)
-		return false;
-	__atomic_store_n(&t->medium_full, false, __ATOMIC_RELAXED);
-	return true;
-}
-
 /* Free units, and whether a new extent could get a slot at all. */
 static uint64_t cfg_free_units(const struct tier *t)
 {
@@ -439,23 +387,3 @@ bool tier_path_within(const char *path, const char *dir)
 	free(p);
 	return within;
 }
-
-int tier_errno(int err)
-{
-	switch (err) {
-	case -ENOSPC:
-	case -ENOMEM:
-	case -EIO:
-		return err;
-	case -EDQUOT:
-		return -ENOSPC;
-	default:
-		return err < 0 ? -EIO : err;
-	}
-}
-
-int tier_last_error(const struct tier *t)
-{
-	return __atomic_load_n(&t->last_err, __ATOMIC_RELAXED);
-}
-

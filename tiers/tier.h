@@ -3,8 +3,9 @@
  * tier.h -- one storage tier (RAM, PMem, file) behind one interface:
  * what fs/ may call.  What a back end implements, and the helpers it
  * gets, are tier_ops.h's; the module's own files share tier_i.h
- * (tier.c: kinds, create, capacity; tier_units.c: slots and units;
- * tier_io.c: data wrappers and checksums; tier_backing.c: backing
+ * (tier.c: kinds, create, capacity; tier_io.c: data wrappers,
+ * checksums, holes; tier_units.c: slots and units; tier_medium.c: the
+ * medium's free space, tier_errno(); tier_backing.c: backing
  * directories).
  *
  * A tier is an array of equal-sized slots, one extent each, and a
@@ -106,7 +107,7 @@ enum tier_cap {
 	 * checksum, verified on read */
 	TIER_CAP_CSUM = 1u << 1,
 	/* its storage is this process's anonymous memory: counted against
-	 * the machine's RAM at mount (options_mem.c) */
+	 * the machine's RAM at mount (options_check_memory()) */
 	TIER_CAP_MEMORY = 1u << 2,
 };
 

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * tier_i.h -- what the four files of the tier module share, and nobody
- * else: tier.c (the kinds, create and free, capacity and free space),
- * tier_units.c (the slot and unit allocator), tier_io.c (the data
- * wrappers around struct tier_ops, checksums) and tier_backing.c (the
- * backing directories of the kinds with TIER_CAP_PATH).  Back ends and
- * fs/ use tier.h only.
+ * tier_i.h -- what the files of the tier module share, and nobody
+ * else: tier.c (the kinds, create and free, capacity), tier_io.c (the
+ * data wrappers around struct tier_ops, checksums, punching holes),
+ * tier_units.c (the slot and unit allocator), tier_medium.c (the free
+ * space of the medium, tier_errno()) and tier_backing.c (the backing
+ * directories of the kinds with TIER_CAP_PATH).  Back ends and fs/ use
+ * tier.h only.
+ *
+ * The files call one way, each only those after it:
+ *     tier.c -> tier_io.c -> tier_units.c -> tier_medium.c
+ * (tests/modgraph.py checks it from the objects).  The inline helpers
+ * below reach the back end through t->ops and nothing else.
  */
 #ifndef TIERFS_TIER_I_H
 #define TIERFS_TIER_I_H
@@ -90,17 +96,30 @@ static inline int backend_err(struct tier *t, int err)
 	return tier_errno(err);
 }
 
+/* The back end's write, through the fault hook; a failure is counted
+ * in io_errors and mapped by tier_errno().  No bounds, held-units or
+ * checksum work: the callers (tier_io.c's writes, the raw zeros of
+ * tier_units.c) do what they need of that. */
+static inline ssize_t be_write(struct tier *t, uint32_t slot, uint64_t off,
+			       const void *buf, size_t len)
+{
+	ssize_t r = fault_check(t, TIER_FAULT_IO);
+
+	if (r == 0)
+		r = t->ops->write(t, slot, off, buf, len);
+	if (r < 0) {
+		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
+		r = backend_err(t, (int)r);
+	}
+	return r;
+}
 
 /* tier_io.c: the checksum table of a new tier with TIER_CAP_CSUM;
  * 0 or -ENOMEM. */
 int tier_csum_setup(struct tier *t);
-/* tier_io.c: write zeros over [@off, @off+@len) of @slot straight
- * through the back end (no checksum update); 0 or -errno. */
-int tier_slot_zero_raw(struct tier *t, uint32_t slot, uint64_t off,
-		       uint64_t len);
-/* tier.c: bytes free on the filesystem under @t (statvfs, cached for
- * TIER_STATVFS_MS unless @fresh); and whether a full medium has room
- * again (clears medium_full when so). */
+/* tier_medium.c: bytes free on the filesystem under @t (statvfs,
+ * cached for TIER_STATVFS_MS unless @fresh); and whether a full medium
+ * has room again (clears medium_full when so). */
 uint64_t tier_dev_avail(struct tier *t, bool fresh);
 bool tier_medium_space_back(struct tier *t, bool fresh);
 /* tier_units.c: @off/@len inside @slot; and every unit of it held. */
@@ -108,5 +127,12 @@ bool tier_range_ok(const struct tier *t, uint32_t slot, uint64_t off,
 		   uint64_t len);
 bool tier_range_held(const struct tier *t, uint32_t slot, uint64_t off,
 		     uint64_t len);
+/* tier_units.c: give back the units of @slot wholly inside [@off,
+ * @off+@len) that it holds, which read as zeros already (tier_punch()
+ * wrote zeros over the rest of their range, or they were never
+ * written); a discard that fails keeps its units held.  Caller owns the
+ * slot.  Return: bytes given back. */
+uint64_t tier_units_give_back(struct tier *t, uint32_t slot, uint64_t off,
+			      uint64_t len);
 
 #endif /* TIERFS_TIER_I_H */

@@ -2,8 +2,10 @@
 /*
  * tier_io.c -- the data wrappers around struct tier_ops: bounds and held
  * checks, counters, the fault hook, checksums per block (verified on
- * read, kept on write), zeroing, the zero-copy paths and sync.  See
- * tier.h, tier_read() and friends.
+ * read, kept on write), zeroing and punching holes, the zero-copy
+ * paths and sync.  See tier.h, tier_read() and friends.  Below it in
+ * the module: tier_units.c (the held-units checks of every write, and
+ * giving back a hole's units) and tier_medium.c (tier_errno()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -113,20 +115,6 @@ static ssize_t raw_read(struct tier *t, uint32_t slot, uint64_t off,
 
 	if (r == 0)
 		r = t->ops->read(t, slot, off, buf, len);
-	if (r < 0) {
-		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
-		r = backend_err(t, (int)r);
-	}
-	return r;
-}
-
-static ssize_t raw_write(struct tier *t, uint32_t slot, uint64_t off,
-			 const void *buf, size_t len)
-{
-	ssize_t r = fault_check(t, TIER_FAULT_IO);
-
-	if (r == 0)
-		r = t->ops->write(t, slot, off, buf, len);
 	if (r < 0) {
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
 		r = backend_err(t, (int)r);
@@ -353,7 +341,7 @@ static ssize_t write_csummed(struct tier *t, uint32_t slot, uint64_t off,
 		if (r < 0)
 			goto out;
 	}
-	r = raw_write(t, slot, off, buf, len);
+	r = be_write(t, slot, off, buf, len);
 	if (r < 0)
 		goto out;
 	for (unsigned i = 0; i < nb; i++)
@@ -377,31 +365,6 @@ ssize_t tier_write_new(struct tier *t, uint32_t slot, uint64_t off,
 		       const void *buf, size_t len)
 {
 	return write_csummed(t, slot, off, buf, len, true);
-}
-
-/*
- * Zeros written over [off, off+len) of @slot without the held-units
- * check and checksums: for a slot (or units) being given back whose
- * discard failed; the caller resets the checksums.  Return: 0 or the
- * back end's -errno.
- */
-int tier_slot_zero_raw(struct tier *t, uint32_t slot, uint64_t off,
-		       uint64_t len)
-{
-	static const char zeros[65536];
-
-	while (len > 0) {
-		size_t n = (size_t)MIN(len, (uint64_t)sizeof(zeros));
-		ssize_t r = raw_write(t, slot, off, zeros, n);
-
-		if (r < 0)
-			return (int)r;
-		__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&t->stats.write_bytes, n, __ATOMIC_RELAXED);
-		off += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /*
@@ -443,6 +406,45 @@ int tier_zero(struct tier *t, uint32_t slot, uint64_t off, size_t len)
 		off += n;
 		len -= n;
 	}
+	return 0;
+}
+
+/*
+ * Punching a hole is the data path's: the zeros over the units the range
+ * covers only in part go through tier_write(), which keeps their
+ * checksums; then tier_units_give_back() returns the units wholly
+ * inside to the allocator.
+ */
+int tier_punch(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
+	       uint64_t *ret_freed)
+{
+	uint64_t end = off + len, from = ALIGN_DOWN(off, tier_unit(t)), ro, rl;
+	uint64_t freed;
+	int r;
+
+	if (ret_freed)
+		*ret_freed = 0;
+	if (NEVER(!tier_range_ok(t, slot, off, len)))
+		return -EIO;
+	/*
+	 * First the zeros, over what the slot holds in the range: one
+	 * write per run of held units (a sequentially written extent has
+	 * one), so that a failure leaves the data as it was.  Then the
+	 * space of the units wholly inside goes back; that cannot lose
+	 * data any more, and where it fails the units just stay held.
+	 */
+	while (from < end && tier_held_next(t, slot, from, &ro, &rl) &&
+	       ro < end) {
+		uint64_t s = MAX(ro, off), e = MIN(ro + rl, end);
+
+		r = tier_zero(t, slot, s, (size_t)(e - s));
+		if (r < 0)
+			return r;
+		from = ro + rl;
+	}
+	freed = tier_units_give_back(t, slot, off, len);
+	if (ret_freed)
+		*ret_freed = freed;
 	return 0;
 }
 

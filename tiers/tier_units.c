@@ -3,7 +3,11 @@
  * tier_units.c -- the slot and unit allocator of a tier: which slots are in use,
  * which units of each slot hold data (a bitmap per slot), charging new
  * units against the capacity and reserving them on the medium, giving
- * them back (free, punch).  See tier.h, tier_charge() and friends.
+ * them back (free, and the units wholly inside a hole that tier_io.c's
+ * tier_punch() zeroed).  See tier.h, tier_charge() and friends.  It
+ * reaches the back end only through tier_i.h's be_*() (discard,
+ * reserve, the raw zeros of a failed discard) and tier_medium.c's free
+ * space, never through tier_io.c, which is above it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -487,6 +491,30 @@ static uint64_t slot_span(const struct tier *t, uint32_t slot)
 }
 
 /*
+ * Zeros written over [off, off+len) of @slot straight through the back
+ * end, without the held-units check and checksums: for a slot being
+ * given back whose discard failed; the caller resets the checksums.
+ * Return: 0 or the back end's -errno.
+ */
+static int zero_raw(struct tier *t, uint32_t slot, uint64_t off, uint64_t len)
+{
+	static const char zeros[65536];
+
+	while (len > 0) {
+		size_t n = (size_t)MIN(len, (uint64_t)sizeof(zeros));
+		ssize_t r = be_write(t, slot, off, zeros, n);
+
+		if (r < 0)
+			return (int)r;
+		__atomic_add_fetch(&t->stats.write_ops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->stats.write_bytes, n, __ATOMIC_RELAXED);
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
  * Zeros written over what @slot holds, for a slot whose discard failed:
  * a unit it does not hold reads as zeros already (never written, or
  * given back by a discard that worked; see units_release()), and
@@ -499,7 +527,7 @@ static int zero_held(struct tier *t, uint32_t slot)
 	uint64_t from = 0, off, len;
 
 	while (tier_held_next(t, slot, from, &off, &len)) {
-		int r = tier_slot_zero_raw(t, slot, off, len);
+		int r = zero_raw(t, slot, off, len);
 
 		if (r < 0)
 			return r;
@@ -663,35 +691,16 @@ static uint64_t units_release(struct tier *t, uint32_t slot, uint32_t u0,
 	return (uint64_t)(u1 - u0) << t->unit_shift;
 }
 
-int tier_punch(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
-	       uint64_t *ret_freed)
+uint64_t tier_units_give_back(struct tier *t, uint32_t slot, uint64_t off,
+			      uint64_t len)
 {
 	uint64_t unit = tier_unit(t), end = off + len;
 	uint64_t a = ALIGN_UP(off, unit), z = ALIGN_DOWN(end, unit);
-	uint64_t freed = 0, from = ALIGN_DOWN(off, unit), ro, rl;
+	uint64_t freed = 0;
 	const uint64_t *w;
-	int r;
 
-	if (ret_freed)
-		*ret_freed = 0;
 	if (NEVER(!tier_range_ok(t, slot, off, len)))
-		return -EIO;
-	/*
-	 * First the zeros, over what the slot holds in the range: one
-	 * write per run of held units (a sequentially written extent has
-	 * one), so that a failure leaves the data as it was.  Then the
-	 * space of the units wholly inside goes back; that cannot lose
-	 * data any more, and where it fails the units just stay held.
-	 */
-	while (from < end && tier_held_next(t, slot, from, &ro, &rl) &&
-	       ro < end) {
-		uint64_t s = MAX(ro, off), e = MIN(ro + rl, end);
-
-		r = tier_zero(t, slot, s, (size_t)(e - s));
-		if (r < 0)
-			return r;
-		from = ro + rl;
-	}
+		return 0;
 	w = held_words_of(t, slot);
 	for (uint32_t u = (uint32_t)(a >> t->unit_shift),
 		      ue = a < z ? (uint32_t)(z >> t->unit_shift) : 0;
@@ -705,8 +714,5 @@ int tier_punch(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 		freed += units_release(t, slot, u, e);
 		u = e;
 	}
-	if (ret_freed)
-		*ret_freed = freed;
-	return 0;
+	return freed;
 }
-

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * output.c -- see tierctl.h: sizes for people (human(), size_exact()) and the
- * progress display of the long commands.
+ * output.c -- see tierctl.h: the error lines every command writes
+ * (tierctl_err(), tierctl_usage_err()), stdout's check at exit, sizes
+ * for people (human(), size_exact()) and the progress display of the
+ * long commands.  Below every other file of tools/ but json.c and
+ * quote.c: it calls none of them (the usage line of a verb comes
+ * through the lookup tierctl.c's main() hands tierctl_usage_lookup()).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdarg.h>
@@ -24,6 +29,101 @@
 #include "macro.h"
 #include "size.h"
 #include "banned.h"
+
+/* errno of the first failed flush of stdout, 0 if none */
+static int stdout_errno;
+
+void tierctl_flush(void)
+{
+	if (fflush(stdout) != 0 && !stdout_errno)
+		stdout_errno = errno;
+}
+
+/* "tierctl: " @fmt @suffix "\n" on stderr, of any length. */
+__attribute__((format(printf, 1, 0))) static void
+err_line(const char *fmt, va_list ap, const char *suffix)
+{
+	/* what went to stdout before the error comes first */
+	tierctl_flush();
+	flockfile(stderr);
+	fputs("tierctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(suffix, stderr);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+int tierctl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_line(fmt, ap, "");
+	va_end(ap);
+	return TIERCTL_EXIT_FAIL;
+}
+
+/* tierctl.c's command table, for the usage line of a verb; NULL until
+ * main() gives it (then no usage is shown). */
+static const char *(*usage_of)(const char *verb);
+
+void tierctl_usage_lookup(const char *(*fn)(const char *verb))
+{
+	usage_of = fn;
+}
+
+int tierctl_usage_err(const char *verb, const char *fmt, ...)
+{
+	const char *usage = usage_of ? usage_of(verb) : NULL;
+	_cleanup_free_ char *suffix = NULL;
+	va_list ap;
+
+	/* one line, like every error: the usage goes in parentheses */
+	if (usage && asprintf(&suffix, " (usage: tierctl %s)", usage) < 0)
+		suffix = NULL;
+	va_start(ap, fmt);
+	err_line(fmt, ap, suffix ? suffix : "");
+	va_end(ap);
+	return TIERCTL_EXIT_USAGE;
+}
+
+int tierctl_bad_option(int c, char **argv)
+{
+	const char *opt = optind > 0 ? argv[optind - 1] : "?";
+
+	if (c == ':')
+		return tierctl_usage_err(argv[0], "option '%s' needs a value",
+					 opt);
+	if (optopt && optopt != '?')
+		return tierctl_usage_err(argv[0], "unknown option '-%c'",
+					 optopt);
+	return tierctl_usage_err(argv[0], "unknown option '%s'", opt);
+}
+
+/*
+ * Whether everything written to stdout reached it (gnulib's close_stdout,
+ * git's check at exit): stdio keeps a failed write as the stream's error
+ * flag, and the last buffer is written only now, so "tierctl status >
+ * /dev/full" would otherwise exit 0 with nothing written.  Returns the
+ * exit status, after one error line when the output was lost.
+ */
+int tierctl_close_stdout(int ret)
+{
+	bool failed = ferror(stdout) != 0;
+
+	tierctl_flush();
+	/* EBADF from close alone: stdout was closed (>&-), nothing lost */
+	if (fclose(stdout) != 0 && errno != EBADF && !stdout_errno)
+		stdout_errno = errno;
+	if (!failed && !stdout_errno)
+		return ret;
+	/* not tierctl_err(): it flushes stdout, which is closed now.  A
+	 * failed write inside a flush has no errno we could keep. */
+	fprintf(stderr, "tierctl: cannot write to standard output%s%s\n",
+		stdout_errno ? ": " : "",
+		stdout_errno ? strerror(stdout_errno) : "");
+	return ret ? ret : TIERCTL_EXIT_FAIL;
+}
 
 char *human(uint64_t v, char *buf, size_t len)
 {

@@ -7,6 +7,10 @@
  * command parses its own options with getopt_long and returns the exit
  * status.  Everything reaches the daemon through extended attributes on
  * the mount (fs/ctl_proto.h); there is no socket.
+ *
+ * Nothing below calls back into this file: the commands report errors
+ * through output.c, which finds a verb's usage line through the lookup
+ * main() hands it (tierctl_usage_lookup()).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -137,65 +141,13 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
-/* errno of the first failed flush of stdout, 0 if none */
-static int stdout_errno;
-
-void tierctl_flush(void)
-{
-	if (fflush(stdout) != 0 && !stdout_errno)
-		stdout_errno = errno;
-}
-
-/* "tierctl: " @fmt @suffix "\n" on stderr, of any length. */
-__attribute__((format(printf, 1, 0))) static void
-err_line(const char *fmt, va_list ap, const char *suffix)
-{
-	/* what went to stdout before the error comes first */
-	tierctl_flush();
-	flockfile(stderr);
-	fputs("tierctl: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs(suffix, stderr);
-	fputc('\n', stderr);
-	funlockfile(stderr);
-}
-
-int tierctl_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	err_line(fmt, ap, "");
-	va_end(ap);
-	return TIERCTL_EXIT_FAIL;
-}
-
-int tierctl_usage_err(const char *verb, const char *fmt, ...)
+/* The usage line of @verb, for tierctl_usage_err() (output.c), which
+ * main() gives this; NULL for an unknown verb. */
+static const char *usage_of(const char *verb)
 {
 	const struct cmd *c = find_cmd(verb);
-	_cleanup_free_ char *suffix = NULL;
-	va_list ap;
 
-	/* one line, like every error: the usage goes in parentheses */
-	if (c && asprintf(&suffix, " (usage: tierctl %s)", c->usage) < 0)
-		suffix = NULL;
-	va_start(ap, fmt);
-	err_line(fmt, ap, suffix ? suffix : "");
-	va_end(ap);
-	return TIERCTL_EXIT_USAGE;
-}
-
-int tierctl_bad_option(int c, char **argv)
-{
-	const char *opt = optind > 0 ? argv[optind - 1] : "?";
-
-	if (c == ':')
-		return tierctl_usage_err(argv[0], "option '%s' needs a value",
-					 opt);
-	if (optopt && optopt != '?')
-		return tierctl_usage_err(argv[0], "unknown option '-%c'",
-					 optopt);
-	return tierctl_usage_err(argv[0], "unknown option '%s'", opt);
+	return c ? c->usage : NULL;
 }
 
 bool tierctl_help(const char *verb, FILE *f)
@@ -276,32 +228,8 @@ static int run(int argc, char **argv)
 	return c->fn(argc - 1, argv + 1);
 }
 
-/*
- * Whether everything written to stdout reached it (gnulib's close_stdout,
- * git's check at exit): stdio keeps a failed write as the stream's error
- * flag, and the last buffer is written only now, so "tierctl status >
- * /dev/full" would otherwise exit 0 with nothing written.  Returns the
- * exit status, after one error line when the output was lost.
- */
-static int close_stdout(int ret)
-{
-	bool failed = ferror(stdout) != 0;
-
-	tierctl_flush();
-	/* EBADF from close alone: stdout was closed (>&-), nothing lost */
-	if (fclose(stdout) != 0 && errno != EBADF && !stdout_errno)
-		stdout_errno = errno;
-	if (!failed && !stdout_errno)
-		return ret;
-	/* not tierctl_err(): it flushes stdout, which is closed now.  A
-	 * failed write inside a flush has no errno we could keep. */
-	fprintf(stderr, "tierctl: cannot write to standard output%s%s\n",
-		stdout_errno ? ": " : "",
-		stdout_errno ? strerror(stdout_errno) : "");
-	return ret ? ret : TIERCTL_EXIT_FAIL;
-}
-
 int main(int argc, char **argv)
 {
-	return close_stdout(run(argc, argv));
+	tierctl_usage_lookup(usage_of);
+	return tierctl_close_stdout(run(argc, argv));
 }

@@ -48,7 +48,8 @@ int cmd_drain(int argc, char **argv);
 int cmd_scrub(int argc, char **argv);
 int cmd_quota(int argc, char **argv);
 
-/* "tierctl: <message>" on stderr.  Returns TIERCTL_EXIT_FAIL.  A file
+/* The error lines (output.c).
+ * "tierctl: <message>" on stderr.  Returns TIERCTL_EXIT_FAIL.  A file
  * name in the message goes through qn() (quote.h) first. */
 int tierctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -67,6 +68,15 @@ int tierctl_bad_option(int c, char **argv);
  * command itself never reports a write error on stdout.
  */
 void tierctl_flush(void);
+
+/* The check at exit: flush and close stdout; @ret, or TIERCTL_EXIT_FAIL
+ * after one error line when output was lost. */
+int tierctl_close_stdout(int ret);
+
+/* Where tierctl_usage_err() finds the usage line of a verb (after
+ * "tierctl "): main() hands it the command table's lookup, so that
+ * output.c, below the commands, never calls up into tierctl.c. */
+void tierctl_usage_lookup(const char *(*fn)(const char *verb));
 
 /* Print the full help of @verb on @f; false for an unknown verb. */
 bool tierctl_help(const char *verb, FILE *f);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "options_mem.h"
 #include "tier.h"
 #include "macro.h"
 #include "tap.h"
