@@ -45,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -56,13 +55,13 @@
 #include "kernel_req.h"
 #include "kernel_uring.h"
 #include "fdio.h"
+#include "mountinfo.h"
 #include "fs.h"
 #include "log.h"
 #include "macro.h"
 #include "tsan.h"
 #include "banned.h"
 
-#define FUSE_SUPER_MAGIC 0x65735546 /* linux/magic.h */
 
 /*
  * The notifier.  One per process (there is one session).  @lock guards
@@ -446,41 +445,63 @@ static int bdi_read(dev_t dev, const char *name, uint64_t *ret)
  * Runs in its own thread because stat() of the mount point is a request
  * that this daemon must answer.
  */
+/*
+ * The device of our mount, from /proc/self/mountinfo: the last mount on
+ * the mount point, if it is a FUSE one (an anonymous device, major 0).
+ * Not by stat() or statfs() of the mount point: those are requests to
+ * this daemon, and a thread of the daemon waiting for its own mount
+ * keeps the process from ending when it is killed (the kernel ends the
+ * connection only once the process has closed /dev/fuse); and two
+ * lookups by path, with an unmount between them, once set the FUSE
+ * limits (1 MB of dirty pages, strict) on the root disk under the
+ * mount point.  Return: true and *@ret_dev, or false.
+ */
+static bool own_mount_dev(const char *mountpoint, dev_t *ret_dev)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	dev_t dev = 0;
+
+	if (!f)
+		return false;
+	while (getline(&line, &cap, f) > 0) {
+		struct mountinfo_entry e;
+
+		if (!mountinfo_parse(line, &e) ||
+		    strcmp(e.mountpoint, mountpoint) != 0)
+			continue;
+		/* a later mount on the same point hides the earlier ones */
+		found = e.dev_major == 0 && !strncmp(e.fstype, "fuse", 4);
+		dev = makedev(e.dev_major, e.dev_minor);
+	}
+	free(line);
+	fclose(f);
+	if (found)
+		*ret_dev = dev;
+	return found;
+}
+
 static void *bdi_setup(void *arg)
 {
 	struct tierfs *fs = arg;
-	struct statfs sfs;
-	struct stat st;
+	dev_t dev;
 	uint64_t have = 0;
-	int fd, r1, r2;
 
-	/*
-	 * Only a FUSE mount's bdi: never the disk's under a plain
-	 * directory.  Both questions go to one open file, so that they are
-	 * about one inode: a statfs() and a stat() by path, with an unmount
-	 * between them, once set the FUSE limits (1 MB of dirty pages,
-	 * strict) on the root disk under the mount point.  A FUSE mount's
-	 * device is anonymous (major 0); a disk's never is.
-	 */
-	fd = open(fs->opt.mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	/* only a FUSE mount's bdi: never the disk's under a plain directory */
+	if (!own_mount_dev(fs->opt.mountpoint, &dev))
 		return NULL;
-	r1 = fstatfs(fd, &sfs);
-	r2 = fstat(fd, &st);
-	close(fd);
-	if (r1 < 0 || r2 < 0 || sfs.f_type != FUSE_SUPER_MAGIC ||
-	    major(st.st_dev) != 0)
-		return NULL;
-	(void)bdi_write(st.st_dev, "read_ahead_kb", TIERFS_MAX_IO / 1024);
+	(void)bdi_write(dev, "read_ahead_kb", TIERFS_MAX_IO / 1024);
 	if (!fs->writeback)
 		return NULL;
 	/* strict: the limit holds for this bdi even below the global one */
-	(void)bdi_write(st.st_dev, "strict_limit", 1);
-	(void)bdi_write(st.st_dev, "max_bytes", fs->dirty_max);
-	if (bdi_read(st.st_dev, "max_bytes", &have) == 0 && have > 0) {
+	(void)bdi_write(dev, "strict_limit", 1);
+	(void)bdi_write(dev, "max_bytes", fs->dirty_max);
+	if (bdi_read(dev, "max_bytes", &have) == 0 && have > 0) {
 		__atomic_store_n(&fs->dirty_reserve, have, __ATOMIC_RELAXED);
 		log_debug("bdi %u:%u: dirty limit %llu bytes",
-			  major(st.st_dev), minor(st.st_dev),
+			  major(dev), minor(dev),
 			  (unsigned long long)have);
 	}
 	return NULL;

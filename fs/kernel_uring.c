@@ -3,23 +3,12 @@
  * kernel_uring.c -- FUSE over io_uring (Linux 6.14+), the transport
  * libfuse 3.14 does not know (kernel_uring.h).  The kernel's
  * Documentation/filesystems/fuse/fuse-io-uring.rst and
- * include/uapi/linux/fuse.h describe the protocol; the structures and
- * constants are defined below because Debian 12's headers predate it.
+ * include/uapi/linux/fuse.h describe the protocol; its structures, the
+ * pure halves of an entry's traffic and the kick are
+ * kernel_uring_wire.c's.
  *
- * How it works.  INIT still comes over /dev/fuse.  When the kernel
- * offers FUSE_OVER_IO_URING (module parameter enable_uring=1) and the
- * transport option allows it, kernel_init() adds the flag to the INIT
- * reply, and once that reply is written (kernel_io_writev()) the queues
- * start: one per possible CPU, as the kernel numbers them, each served
- * by threads pinned to that CPU, UR_THREADS_START of them at first.
- * Every thread owns an io_uring of its own (SQE128) and one ring entry:
- * a header buffer (struct ur_header) and a payload buffer of the
- * kernel's maximum payload (what it asks for: it refuses a smaller one),
- * registered with FUSE_IO_URING_CMD_REGISTER.  Once every queue has an
- * entry the kernel sends requests there instead of /dev/fuse -- to the
- * queue of the CPU the caller runs on -- and the libfuse loop on
- * /dev/fuse is left with what the kernel still sends there (FORGET,
- * INTERRUPT) and with notifications we send.
+ * How the transport comes up and what the kernel sends where:
+ * kernel_uring.h.
  *
  * A request arrives as a CQE of the thread's command.  The thread lays
  * the in-header and the per-opcode header down in front of the payload
@@ -73,6 +62,11 @@
  * (issue 32).  A process killed with -9 loses its rings with its
  * files; the kernel cancels the commands.
  *
+ * Longer than 700 lines for a reason: the threads, their entries'
+ * states, the growth, the retries and the stop share the queue counts
+ * and one lock, and read best together; the wire format, the probes
+ * and the kick are apart already (kernel_uring_wire.c).
+ *
  * Return conventions: functions return 0 or -errno; nothing here aborts
  * the mount -- a queue that cannot start leaves the kernel on /dev/fuse
  * (the ring is used only once every queue has an entry).
@@ -97,53 +91,13 @@
 
 #include "fuse_inc.h"
 #include "kernel_uring.h"
-#include "kernel_uring_i.h"
+#include "kernel_uring_wire.h"
 #include "kernel_req.h"
 #include "fs.h"
 #include "log.h"
 #include "macro.h"
 #include "tsan.h"
 #include "banned.h"
-
-/* ---- the kernel's ABI (include/uapi/linux/fuse.h, 7.42+) ---- */
-
-#define UR_IN_OUT_HEADER_SZ 128 /* FUSE_URING_IN_OUT_HEADER_SZ */
-#define UR_OP_IN_OUT_SZ 128	/* FUSE_URING_OP_IN_OUT_SZ */
-
-enum {
-	UR_CMD_REGISTER = 1,	     /* FUSE_IO_URING_CMD_REGISTER */
-	UR_CMD_COMMIT_AND_FETCH = 2, /* FUSE_IO_URING_CMD_COMMIT_AND_FETCH */
-};
-
-/* struct fuse_uring_ent_in_out */
-struct ur_ent_in_out {
-	uint64_t flags;
-	uint64_t commit_id; /* echo in the commit */
-	uint32_t payload_sz;
-	uint32_t padding;
-	uint64_t reserved;
-};
-
-/* struct fuse_uring_req_header: the entry's first iovec */
-struct ur_header {
-	char in_out[UR_IN_OUT_HEADER_SZ]; /* fuse_in_header / fuse_out_header */
-	char op_in[UR_OP_IN_OUT_SZ];	  /* the opcode's own header */
-	struct ur_ent_in_out ent;
-};
-
-/* struct fuse_uring_cmd_req: in the SQE's 80-byte command area */
-struct ur_cmd_req {
-	uint64_t flags;
-	uint64_t commit_id;
-	uint16_t qid;
-	uint8_t padding[6];
-};
-
-_Static_assert(sizeof(struct ur_ent_in_out) == 32, "fuse_uring_ent_in_out");
-_Static_assert(sizeof(struct ur_header) == 288, "fuse_uring_req_header");
-_Static_assert(sizeof(struct ur_cmd_req) == 24, "fuse_uring_cmd_req");
-_Static_assert(sizeof(struct ur_header) == KERNEL_URING_HEADER_SIZE,
-	       "kernel_uring_i.h's header size");
 
 /* ---- ours ---- */
 
@@ -164,9 +118,8 @@ _Static_assert(sizeof(struct ur_header) == KERNEL_URING_HEADER_SIZE,
 #define UR_RESPAWN_MAX 8
 /* Room before the payload for the in-header and the opcode's header. */
 #define UR_PREFIX KERNEL_URING_PREFIX
-_Static_assert(KERNEL_URING_PREFIX ==
-		       sizeof(struct fuse_in_header) + UR_OP_IN_OUT_SZ,
-	       "kernel_uring_i.h's prefix");
+/* Opcodes counted apart, for the test faults (fuse.h has fewer). */
+#define UR_OPCODES 64
 /* user_data of the stop eventfd's POLL (a command's is its thread). */
 #define UR_WAKE_TAG ((uint64_t)1)
 
@@ -193,7 +146,8 @@ struct ur_thread {
 	size_t payload_cap;
 	struct iovec iov[2];	/* what REGISTER points at */
 	uint64_t unique;	/* the request being handled, or 0 */
-	uint64_t reqno;		/* its number (the test faults) */
+	unsigned opcode;	/* its opcode and number among those */
+	uint64_t reqno;		/* of that opcode (the test faults) */
 	bool replied;
 	bool grown;		/* added while requests waited: kick */
 	struct ur_thread *next;	/* ur.lock; the list of every thread */
@@ -221,91 +175,27 @@ static struct {
 	int wake_fd;		/* eventfd: readable once stopping */
 	uint64_t requests;	/* relaxed atomic; served over the rings */
 	uint64_t retries;	/* relaxed atomic; commits submitted again */
+	uint64_t op_seen[UR_OPCODES];	/* relaxed atomics; requests per opcode */
 	unsigned again_left;	/* relaxed atomic; test fault "again" */
 	struct kernel_uring_faults faults; /* set at start, read-only */
 	struct fuse_session *se;
 	int fd;			/* /dev/fuse */
 	struct tierfs *fs;
-} ur = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .wake_fd = -1 };
+	int kick_fd;		/* the kicker's pipe (set at start) */
+	pid_t kick_pid;		/* the kicker, or 0 */
+} ur = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .wake_fd = -1,
+	 .kick_fd = -1 };
 
 /* The entry whose request this thread is handling (a reply goes there),
  * and this thread's own, if it is a ring thread. */
 static __thread struct ur_thread *t_cur;
 static __thread struct ur_thread *t_self;
 
-int kernel_uring_nqueues(void)
+/* Is the request @t handles the one test fault @f picks? */
+static bool ur_fault_is(const struct kernel_uring_fault_at *f,
+			const struct ur_thread *t)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-	unsigned a, b, n = 0;
-	int c;
-
-	/* "0-3", "0", "0-3,8-11": the kernel's num_possible_cpus() */
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (fscanf(f, "%u", &a) != 1)
-			break;
-		b = a;
-		c = fgetc(f);
-		if (c == '-') {
-			if (fscanf(f, "%u", &b) != 1)
-				break;
-			c = fgetc(f);
-		}
-		if (b >= a)
-			n += b - a + 1;
-		if (c != ',')
-			break;
-	}
-	fclose(f);
-	return n > 0 ? (int)n : -EINVAL;
-}
-
-bool kernel_uring_enabled(void)
-{
-	FILE *f = fopen("/sys/module/fuse/parameters/enable_uring", "re");
-	int c;
-
-	if (!f)
-		return false;
-	c = fgetc(f);
-	fclose(f);
-	return c == 'Y' || c == 'y' || c == '1';
-}
-
-int kernel_uring_parse_faults(const char *s, struct kernel_uring_faults *ret)
-{
-	struct kernel_uring_faults f = { 0 };
-
-	while (s && *s) {
-		const char *comma = strchr(s, ',');
-		size_t n = comma ? (size_t)(comma - s) : strlen(s);
-		const char *eq = memchr(s, '=', n);
-		unsigned long v = 0;
-		size_t k;
-
-		if (!eq || eq + 1 == s + n)
-			return -EINVAL;
-		for (const char *p = eq + 1; p < s + n; p++) {
-			if (*p < '0' || *p > '9' || v > 1000000000UL)
-				return -EINVAL;
-			v = v * 10 + (unsigned long)(*p - '0');
-		}
-		k = (size_t)(eq - s);
-		if (k == 5 && !strncmp(s, "again", 5) && v <= 1000000)
-			f.again = (unsigned)v;
-		else if (k == 4 && !strncmp(s, "lose", 4) && v)
-			f.lose = v;
-		else if (k == 9 && !strncmp(s, "badcommit", 9) && v)
-			f.badcommit = v;
-		else
-			return -EINVAL;
-		if (comma && !comma[1])
-			return -EINVAL; /* a trailing comma */
-		s = comma ? comma + 1 : NULL;
-	}
-	*ret = f;
-	return 0;
+	return f->opcode && f->opcode == t->opcode && f->nth == t->reqno;
 }
 
 /* Move @t's entry to state @s: the queue's counts follow. */
@@ -406,57 +296,6 @@ static int ur_submit(struct ur_thread *t, bool lose)
 	}
 }
 
-ssize_t kernel_uring_pack_reply(void *header, char *payload, size_t cap,
-				const struct iovec *iov, int count)
-{
-	struct ur_header *h = header;
-	struct fuse_out_header oh;
-	size_t total = 0, n = 0;
-
-	if (count < 1 || iov[0].iov_len < sizeof(oh))
-		return -EINVAL;
-	memcpy(&oh, iov[0].iov_base, sizeof(oh));
-	for (int i = 1; i < count; i++)
-		n += iov[i].iov_len;
-	if (n > cap) {
-		/* cannot happen: max_read/max_write bound every reply */
-		log_err("a reply of %zu bytes does not fit the ring's %zu-byte payload; it fails with EIO",
-			n, cap);
-		oh.error = -EIO;
-	}
-	/* an error carries no arguments (the kernel copies none) */
-	if (oh.error)
-		n = 0;
-	for (int i = 1; i < count && n; i++) {
-		memcpy(payload + total, iov[i].iov_base, iov[i].iov_len);
-		total += iov[i].iov_len;
-	}
-	oh.len = (uint32_t)(sizeof(oh) + n);
-	memcpy(h->in_out, &oh, sizeof(oh));
-	h->ent.payload_sz = (uint32_t)n;
-	return (ssize_t)(sizeof(oh) + n);
-}
-
-ssize_t kernel_uring_unpack_request(const void *header, char *payload,
-				    size_t cap, char **ret_start)
-{
-	const struct ur_header *h = header;
-	struct fuse_in_header ih;
-	uint32_t n = h->ent.payload_sz;
-	size_t oplen;
-
-	memcpy(&ih, h->in_out, sizeof(ih));
-	if (n > cap || ih.len < sizeof(ih) + n ||
-	    ih.len - sizeof(ih) - n > UR_OP_IN_OUT_SZ)
-		return -EPROTO;
-	oplen = ih.len - sizeof(ih) - n;
-	/* in front of the payload, in the room reserved there */
-	*ret_start = payload - oplen - sizeof(ih);
-	memcpy(*ret_start, &ih, sizeof(ih));
-	memcpy(*ret_start + sizeof(ih), h->op_in, oplen);
-	return ih.len;
-}
-
 /*
  * The reply to the request @t handles: the out-header into the entry's
  * header, the arguments into its payload, then COMMIT_AND_FETCH, which
@@ -477,11 +316,11 @@ static ssize_t ur_commit(struct ur_thread *t, const struct iovec *iov,
 		return n;
 	/* test fault: a commit id the kernel cannot have (an odd one:
 	 * request ids are even) */
-	if (ur.faults.badcommit && t->reqno == ur.faults.badcommit)
+	if (ur_fault_is(&ur.faults.badcommit, t))
 		id = 1;
 	r = ur_prep(t, UR_CMD_COMMIT_AND_FETCH, id);
 	if (r == 0)
-		r = ur_submit(t, ur.faults.lose && t->reqno == ur.faults.lose);
+		r = ur_submit(t, ur_fault_is(&ur.faults.lose, t));
 	t->replied = true;
 	t->unique = 0;
 	if (r < 0) {
@@ -554,7 +393,10 @@ static void ur_handle(struct ur_thread *t)
 
 	ur_set(t, UR_BUSY);
 	memcpy(&ih, t->hdr.in_out, sizeof(ih));
-	t->reqno = __atomic_add_fetch(&ur.requests, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&ur.requests, 1, __ATOMIC_RELAXED);
+	t->opcode = ih.opcode;
+	t->reqno = __atomic_add_fetch(&ur.op_seen[ih.opcode % UR_OPCODES], 1,
+				      __ATOMIC_RELAXED);
 	/* the request as /dev/fuse gives it, ending in the payload */
 	len = kernel_uring_unpack_request(&t->hdr, t->payload, t->payload_cap,
 					  &start);
@@ -577,70 +419,6 @@ static void ur_handle(struct ur_thread *t)
 		log_err("FUSE request %u over io_uring got no reply; answered EIO",
 			ih.opcode);
 		ur_fail(t, ih.unique);
-	}
-}
-
-/*
- * The kick.  The kernel hands a newly registered entry only the requests
- * that come after it: what it queued while the queue had no idle entry
- * waits until some entry of that queue commits.  If every other entry
- * of the queue is held by a hung tier (a frozen or dead filesystem),
- * nothing commits, and a CREATE waiting there holds its directory's
- * lock, so that every user who lists or creates in that directory
- * stalls behind it while the new entry sits idle (test 195 caught
- * this, 1 run in about 20 on a loaded machine).  So once a grown entry
- * is registered, a short-lived thread on the queue's CPU -- the kernel
- * picks the queue by the caller's CPU -- asks the mount for its root's
- * attributes with AT_STATX_FORCE_SYNC, which is always a GETATTR: it
- * finds an idle entry, and that entry's COMMIT_AND_FETCH takes what
- * waited.  The thread is detached and owns its argument; the mount
- * gone or the CPU offline, it ends having done nothing.  A queue grows
- * at most UR_MAX_THREADS - UR_THREADS_START times, so this is rare.
- */
-struct ur_kick {
-	unsigned qid;
-	char path[]; /* the mount point */
-};
-
-static void *ur_kick_main(void *arg)
-{
-	struct ur_kick *k = arg;
-	struct statx stx;
-	cpu_set_t cpus;
-
-	CPU_ZERO(&cpus);
-	CPU_SET(k->qid, &cpus);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0)
-		(void)statx(AT_FDCWD, k->path, AT_STATX_FORCE_SYNC, STATX_TYPE,
-			    &stx);
-	free(k);
-	return NULL;
-}
-
-static void ur_kick(unsigned qid)
-{
-	const char *mnt = ur.fs ? ur.fs->opt.mountpoint : NULL;
-	size_t n = mnt ? strlen(mnt) + 1 : 0;
-	pthread_attr_t attr;
-	struct ur_kick *k;
-	pthread_t th;
-	int r;
-
-	if (!n || !(k = malloc(sizeof(*k) + n)))
-		return;
-	k->qid = qid;
-	memcpy(k->path, mnt, n);
-	r = pthread_attr_init(&attr);
-	if (r == 0) {
-		(void)pthread_attr_setdetachstate(&attr,
-						  PTHREAD_CREATE_DETACHED);
-		r = pthread_create(&th, &attr, ur_kick_main, k);
-		pthread_attr_destroy(&attr);
-	}
-	if (r != 0) {
-		log_debug("cannot kick FUSE io_uring queue %u: %s", qid,
-			  strerror(r));
-		free(k);
 	}
 }
 
@@ -727,7 +505,7 @@ static void *ur_main(void *arg)
 	pthread_mutex_unlock(&ur.lock);
 	/* the kernel took the entry inside the submit: it is idle now */
 	if (t->grown)
-		ur_kick(t->qid);
+		kernel_uring_kick(ur.kick_fd, t->qid);
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		uint64_t ud;
@@ -861,12 +639,20 @@ int kernel_uring_start(struct tierfs *fs, struct fuse_session *se, int fd,
 	if (nq < 0)
 		return nq;
 	if (faults && kernel_uring_parse_faults(faults, &f) < 0)
-		log_err("TIERFS_TEST_URING_FAULTS='%s' is not a list of again=N, lose=K, badcommit=K; ignored",
+		log_err("TIERFS_TEST_URING_FAULTS='%s' is not a list of again=N, lose=OP:K, badcommit=OP:K; ignored",
 			faults);
 	pthread_mutex_lock(&ur.lock);
 	if (ur.q) {
 		pthread_mutex_unlock(&ur.lock);
 		return -EALREADY;
+	}
+	/* without it, a queue that grows takes what waited only once
+	 * another of its entries commits */
+	if (fs && fs->opt.mountpoint && ur.kick_fd < 0 &&
+	    (r = kernel_uring_kicker_start(fs->opt.mountpoint, &ur.kick_fd,
+					   &ur.kick_pid)) < 0) {
+		log_warn("cannot start the FUSE io_uring kicker: %s", strerror(-r));
+		r = 0;
 	}
 	ur.q = calloc((size_t)nq, sizeof(*ur.q));
 	ur.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -963,6 +749,9 @@ void kernel_uring_stop(void)
 		t = next;
 	}
 	pthread_mutex_lock(&ur.lock);
+	kernel_uring_kicker_stop(ur.kick_fd, ur.kick_pid);
+	ur.kick_fd = -1;
+	ur.kick_pid = 0;
 	free(ur.q);
 	ur.q = NULL;
 	ur.nqueues = 0;

@@ -4,8 +4,23 @@
  * libfuse 3.14 does not know: its queues, their threads and ring
  * entries.  kernel.c starts it once the INIT reply is written and
  * routes every reply of a request that came over a ring back here;
- * kernel_uring.c says how it works.  It calls nothing of kernel.c:
- * what both transports note of a request is kernel_req.h's.
+ * kernel_uring.c says how it works inside.  It calls nothing of
+ * kernel.c: what both transports note of a request is kernel_req.h's.
+ *
+ * How it comes up.  INIT still comes over /dev/fuse.  When the kernel
+ * offers FUSE_OVER_IO_URING (module parameter enable_uring=1) and the
+ * transport option allows it, kernel_init() adds the flag to the INIT
+ * reply, and once that reply is written (kernel_io_writev()) the queues
+ * start: one per possible CPU, as the kernel numbers them, each served
+ * by threads pinned to that CPU, UR_THREADS_START of them at first.
+ * Every thread owns an io_uring of its own (SQE128) and one ring entry:
+ * a header buffer (struct ur_header) and a payload buffer of the
+ * kernel's maximum payload (what it asks for: it refuses a smaller one),
+ * registered with FUSE_IO_URING_CMD_REGISTER.  Once every queue has an
+ * entry the kernel sends requests there instead of /dev/fuse -- to the
+ * queue of the CPU the caller runs on -- and the libfuse loop on
+ * /dev/fuse is left with what the kernel still sends there (FORGET,
+ * INTERRUPT) and with notifications we send.
  */
 #ifndef TIERFS_KERNEL_URING_H
 #define TIERFS_KERNEL_URING_H
@@ -15,15 +30,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel_uring_wire.h" /* kernel_uring_enabled(), ... */
+
 struct fuse_session;
 struct iovec;
 struct tierfs;
-
-/* Is FUSE over io_uring switched on (module parameter enable_uring)? */
-bool kernel_uring_enabled(void);
-
-/* Queues the kernel makes: its possible CPUs.  Return: >0 or -errno. */
-int kernel_uring_nqueues(void);
 
 /*
  * kernel_uring_start() - start the queues on the /dev/fuse @fd, after

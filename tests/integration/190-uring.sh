@@ -120,14 +120,14 @@ t_eq "$(mstat uring_lost)" 0 "again: nothing lost"
 t_unmount
 [ -z "$T_DAEMON_PROBLEM" ] || t_fail "again: $T_DAEMON_PROBLEM"
 
-# requests numbered from the mount's start: a loop of stats reads, one
-# request each, on CPU 0, reaches request 60 after the mount's first
-# few; getfattr of the stats is never cached by the kernel
+# the faults pick the 60th LISTXATTR (opcode 23): a loop of them, on
+# CPU 0, makes it (the kernel caches no xattr list; the test's own
+# stats reads are GETXATTRs)
 stat_loop() { # FILE-TO-TOUCH-WHEN-DONE
-	taskset -c 0 sh -c "for i in \$(seq 100); do getfattr -n user.tierfs.stats '$MNT' >/dev/null 2>&1 || exit 1; done; touch '$1'"
+	taskset -c 0 sh -c "for i in \$(seq 100); do getfattr -d '$MNT' >/dev/null 2>&1 || exit 1; done; touch '$1'"
 }
 # --- a reply that cannot be sent: counted lost, the rest goes on
-TIERFS_TEST_URING_FAULTS=lose=60 t_mount --transport uring --tier ram=ram:16M
+TIERFS_TEST_URING_FAULTS=lose=23:60 t_mount --transport uring --tier ram=ram:16M
 t_wait_until 10 transport_is uring || t_fail "lose: transport $(mstat transport)"
 stat_loop "$T/lose-done" &
 loop=$!
@@ -153,7 +153,7 @@ t_san_reports "$pid" && t_fail "lose: sanitizer report"
 t_is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
 
 # --- an entry the kernel fails: the counters stay true, the queue serves
-TIERFS_TEST_URING_FAULTS=badcommit=60 t_mount --transport uring --tier ram=ram:16M
+TIERFS_TEST_URING_FAULTS=badcommit=23:60 t_mount --transport uring --tier ram=ram:16M
 t_wait_until 10 transport_is uring || t_fail "badcommit: transport $(mstat transport)"
 stat_loop "$T/bad-done" &
 loop=$!

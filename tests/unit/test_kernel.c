@@ -23,7 +23,7 @@
 #include "kernel_i.h"
 #include "kernel_req.h"
 #include "kernel_uring.h"
-#include "kernel_uring_i.h"
+#include "kernel_uring_wire.h"
 #include "fs.h"
 #include "tap.h"
 
@@ -565,17 +565,24 @@ START_TEST(test_uring_parse_faults)
 
 	ck_assert_int_eq(kernel_uring_parse_faults("", &f), 0);
 	ck_assert_uint_eq(f.again, 0);
-	ck_assert_int_eq(kernel_uring_parse_faults("again=30,lose=60", &f), 0);
+	ck_assert_int_eq(kernel_uring_parse_faults("again=30,lose=23:60", &f), 0);
 	ck_assert_uint_eq(f.again, 30);
-	ck_assert_uint_eq(f.lose, 60);
-	ck_assert_uint_eq(f.badcommit, 0);
-	ck_assert_int_eq(kernel_uring_parse_faults("badcommit=7", &f), 0);
-	ck_assert_uint_eq(f.badcommit, 7);
+	ck_assert_uint_eq(f.lose.opcode, 23);
+	ck_assert_uint_eq(f.lose.nth, 60);
+	ck_assert_uint_eq(f.badcommit.opcode, 0);
+	ck_assert_int_eq(kernel_uring_parse_faults("badcommit=22:7", &f), 0);
+	ck_assert_uint_eq(f.badcommit.opcode, 22);
+	ck_assert_uint_eq(f.badcommit.nth, 7);
 	ck_assert_uint_eq(f.again, 0);
 	f.again = 5;
 	ck_assert_int_eq(kernel_uring_parse_faults("again=", &f), -EINVAL);
 	ck_assert_int_eq(kernel_uring_parse_faults("again=3,", &f), -EINVAL);
-	ck_assert_int_eq(kernel_uring_parse_faults("lose=0", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("again=1:2", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("lose=60", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("lose=23:0", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("lose=0:3", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("lose=64:3", &f), -EINVAL);
+	ck_assert_int_eq(kernel_uring_parse_faults("lose=:3", &f), -EINVAL);
 	ck_assert_int_eq(kernel_uring_parse_faults("again=x", &f), -EINVAL);
 	ck_assert_int_eq(kernel_uring_parse_faults("drop=3", &f), -EINVAL);
 	ck_assert_int_eq(kernel_uring_parse_faults("again", &f), -EINVAL);
