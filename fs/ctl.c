@@ -36,6 +36,9 @@
 #include "placement.h"
 #include "ctl.h"
 #include "ctl_proto.h"
+#include "gate.h"
+#include "kernel_req.h"
+#include "owner.h"
 #include "quota.h" /* issue 11: user.tierfs.quota */
 #include "namespace.h"
 #include "tier.h"
@@ -609,84 +612,15 @@ bool ctl_xattr_is_computed(const char *name)
 }
 
 /*
- * A per-user bound on the requests that can take long (issue 17): a
- * directory's layout (a walk of its tree), verify (a re-read of a file)
- * and migrate (a move of a file's data).  Each holds a request thread
- * until it is done, and a directory walk waits for the one before it
- * (layout_walk_lock): one user's loops would otherwise take every
- * thread there is.  At most CTL_USER_MAX of them run at once per user;
- * the next ones wait their turn (still on their threads), and past
- * CTL_USER_WAIT waiting ones a request fails with EAGAIN ("try again"),
- * so that one user holds at most CTL_USER_MAX + CTL_USER_WAIT of the
- * daemon's threads this way.  Root (drain, scrub as the admin) and
- * internal callers are not bounded.
- *
- * Locking: gate.lock guards the table; taken alone, never under
- * another lock.
+ * The requests that hold their thread long -- a directory's layout,
+ * verify, migrate -- pass the fair-share gate first (gate.h, issue 32):
+ * past a user's share they fail at once with EAGAIN rather than wait on
+ * a thread.  Root's count too; internal callers (no @cred) pass.
  */
-#define CTL_USER_MAX 4
-#define CTL_USER_WAIT 32
-#define CTL_GATE_USERS 256 /* users with such a request at once */
-
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t turn; /* a running request of someone ended */
-	struct {
-		uid_t uid;
-		unsigned run, wait; /* both 0: a free slot */
-	} u[CTL_GATE_USERS];
-} gate = { .lock = PTHREAD_MUTEX_INITIALIZER,
-	   .turn = PTHREAD_COND_INITIALIZER };
-
-int ctl_gate_enter(const struct ns_cred *cred)
+static int ctl_gate_enter(const struct ns_cred *cred, struct gate_ticket *tk)
 {
-	int i, slot = -1;
-
-	if (!cred || cred->uid == 0)
-		return 0;
-	pthread_mutex_lock(&gate.lock);
-	for (i = 0; i < CTL_GATE_USERS; i++) {
-		if (gate.u[i].run + gate.u[i].wait == 0) {
-			if (slot < 0)
-				slot = i;
-		} else if (gate.u[i].uid == cred->uid) {
-			slot = i;
-			break;
-		}
-	}
-	if (slot < 0) {
-		/* 256 users at once: let it run rather than refuse */
-		pthread_mutex_unlock(&gate.lock);
-		return 0;
-	}
-	gate.u[slot].uid = cred->uid;
-	if (gate.u[slot].run >= CTL_USER_MAX &&
-	    gate.u[slot].wait >= CTL_USER_WAIT) {
-		pthread_mutex_unlock(&gate.lock);
-		return -EAGAIN;
-	}
-	gate.u[slot].wait++;
-	while (gate.u[slot].run >= CTL_USER_MAX)
-		pthread_cond_wait(&gate.turn, &gate.lock);
-	gate.u[slot].wait--;
-	gate.u[slot].run++;
-	pthread_mutex_unlock(&gate.lock);
-	return 0;
-}
-
-void ctl_gate_leave(const struct ns_cred *cred)
-{
-	if (!cred || cred->uid == 0)
-		return;
-	pthread_mutex_lock(&gate.lock);
-	for (int i = 0; i < CTL_GATE_USERS; i++) {
-		if (gate.u[i].run && gate.u[i].uid == cred->uid) {
-			gate.u[i].run--;
-			break;
-		}
-	}
-	pthread_cond_broadcast(&gate.turn);
-	pthread_mutex_unlock(&gate.lock);
+	return gate_enter(cred ? owner_of_uid(cred->uid) : OWNER_NONE,
+			  kernel_req_queue(), tk);
 }
 
 /* Copy a computed value out under the getxattr size rules. */
@@ -715,6 +649,7 @@ ssize_t ctl_xattr_get_as(struct tierfs *fs, struct tfs_inode *inode,
 	struct strbuf out = STRBUF_INIT;
 	bool reg = inode->i_type == S_IFREG;
 	bool dir = inode->i_type == S_IFDIR;
+	struct gate_ticket tk;
 	ssize_t r;
 
 	if (!strcmp(name, TIERFS_XATTR_STATS)) {
@@ -730,10 +665,10 @@ ssize_t ctl_xattr_get_as(struct tierfs *fs, struct tfs_inode *inode,
 		return r;
 	}
 	if (!strcmp(name, TIERFS_XATTR_LAYOUT) && dir) {
-		r = ctl_gate_enter(cred);
+		r = ctl_gate_enter(cred, &tk);
 		if (r == 0) {
 			r = layout_text(fs, inode, cred, &out);
-			ctl_gate_leave(cred);
+			gate_leave(&tk);
 		}
 	} else if (!strcmp(name, TIERFS_XATTR_LAYOUT))
 		r = layout_text(fs, inode, cred, &out);
@@ -746,10 +681,10 @@ ssize_t ctl_xattr_get_as(struct tierfs *fs, struct tfs_inode *inode,
 	else if (!strcmp(name, TIERFS_XATTR_QUOTA)) /* quota.c (issue 11) */
 		r = quota_usage_text(fs, inode, &out);
 	else if (!strcmp(name, TIERFS_XATTR_VERIFY) && reg) {
-		r = ctl_gate_enter(cred);
+		r = ctl_gate_enter(cred, &tk);
 		if (r == 0) {
 			r = verify_text(fs, inode, &out);
-			ctl_gate_leave(cred);
+			gate_leave(&tk);
 		}
 	} else if (!strcmp(name, TIERFS_XATTR_VERIFY))
 		r = -ENODATA;
@@ -766,11 +701,12 @@ int ctl_xattr_set(struct tierfs *fs, struct tfs_inode *inode,
 {
 	if (!strcmp(name, TIERFS_XATTR_CTL_MIGRATE)) {
 		struct ns_cred cred = { .uid = uid };
-		int r = ctl_gate_enter(&cred);
+		struct gate_ticket tk;
+		int r = ctl_gate_enter(&cred, &tk);
 
 		if (r == 0) {
 			r = ctl_migrate(fs, inode, value, size);
-			ctl_gate_leave(&cred);
+			gate_leave(&tk);
 		}
 		return r;
 	}

@@ -61,16 +61,4 @@ int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode,
 		const char *value, size_t len);
 int ctl_drain(struct tierfs *fs, const char *value, size_t len);
 
-/*
- * ctl_gate_enter() - the per-user bound on the computed attributes that
- * take long (a directory's layout, verify, migrate): at most four run at
- * once per user, more wait here for their turn, and past 32 waiting the
- * request is refused; root and a NULL @cred are not bounded.  Takes the
- * gate's own lock: call with no lock held.  Return: 0, then call
- * ctl_gate_leave() with the same @cred; or -EAGAIN (nothing to undo).
- */
-struct ns_cred;
-int ctl_gate_enter(const struct ns_cred *cred);
-void ctl_gate_leave(const struct ns_cred *cred);
-
 #endif /* TIERFS_CTL_H */

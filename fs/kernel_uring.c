@@ -687,6 +687,11 @@ int kernel_uring_start(struct tierfs *fs, struct fuse_session *se, int fd,
 	return r;
 }
 
+unsigned kernel_uring_queue_max(void)
+{
+	return UR_MAX_THREADS;
+}
+
 const char *kernel_uring_transport(void)
 {
 	bool live;

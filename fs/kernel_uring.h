@@ -77,6 +77,8 @@ struct kernel_uring_stats {
 	uint64_t buffer_bytes; /* the live entries' buffers */
 };
 const char *kernel_uring_transport(void);
+/* The most threads (ring entries) one queue has. */
+unsigned kernel_uring_queue_max(void);
 void kernel_uring_get_stats(struct kernel_uring_stats *ret);
 
 #endif /* TIERFS_KERNEL_URING_H */

@@ -35,6 +35,10 @@
 #include "attr.h"
 #include "xattr.h"
 #include "ctl.h"
+#include "gate.h"
+#include "kernel_req.h"
+#include "kernel_uring.h"
+#include "owner.h"
 #include "namespace.h"
 #include "ctl_proto.h"
 #include "strbuf.h"
@@ -677,40 +681,80 @@ START_TEST(test_ctl_parents_inline_and_array)
 }
 END_TEST
 
-/* issue 17: at most four long requests at once per user, more wait;
- * root and other users go on */
-static struct ns_cred gate_a = { .uid = 1001 };
-static unsigned gate_running; /* gate.lock is not ours: an atomic */
-
-static void *gate_waiter(void *arg)
+/*
+ * issue 32: the fair-share gate (gate.h).  At most four long requests
+ * of one principal; past that EAGAIN at once, nothing waits; other
+ * users go on; root is bounded like anyone; internal callers pass; a
+ * queue's long requests take at most half of it, shared out equally
+ * among the principals there; a subordinate uid counts as its owner.
+ */
+START_TEST(test_ctl_gate_shares)
 {
-	ck_assert_int_eq(ctl_gate_enter(&gate_a), 0);
-	__atomic_add_fetch(&gate_running, 1, __ATOMIC_SEQ_CST);
-	return arg;
-}
+	struct gate_ticket a[4], x, b, r[4], in, q[40];
+	unsigned running, owners, got = 0;
+	char path[] = "/tmp/gate-subuid-XXXXXX";
+	int fd = mkstemp(path);
 
-START_TEST(test_ctl_gate_per_user)
-{
-	struct ns_cred b = { .uid = 1002 }, root = { .uid = 0 };
-	pthread_t t;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "1001:300000:65536\n", 18), 18);
+	close(fd);
+	ck_assert_int_eq(owner_load(path), 0);
 
 	for (int i = 0; i < 4; i++)
-		ck_assert_int_eq(ctl_gate_enter(&gate_a), 0);
-	/* a fifth waits for its turn */
-	ck_assert_int_eq(pthread_create(&t, NULL, gate_waiter, NULL), 0);
-	/* another user, root and internal callers are not held back */
-	ck_assert_int_eq(ctl_gate_enter(&b), 0);
-	for (int i = 0; i < 10; i++)
-		ck_assert_int_eq(ctl_gate_enter(&root), 0);
-	ck_assert_int_eq(ctl_gate_enter(NULL), 0);
-	ck_assert_uint_eq(__atomic_load_n(&gate_running, __ATOMIC_SEQ_CST), 0);
-	/* one done: the waiting one runs */
-	ctl_gate_leave(&gate_a);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_uint_eq(__atomic_load_n(&gate_running, __ATOMIC_SEQ_CST), 1);
+		ck_assert_int_eq(gate_enter(1001, KERNEL_QUEUE_DEV, &a[i]), 0);
+	/* a fifth of the same user: refused at once, on any queue */
+	ck_assert_int_eq(gate_enter(1001, KERNEL_QUEUE_DEV, &x), -EAGAIN);
+	ck_assert_int_eq(gate_enter(1001, 0, &x), -EAGAIN);
+	/* ... and from a uid of the user's container */
+	ck_assert_int_eq(gate_enter(owner_of_uid(300123), KERNEL_QUEUE_DEV, &x),
+			 -EAGAIN);
+	/* another user goes on; root has four too; internal calls pass */
+	ck_assert_int_eq(gate_enter(1002, KERNEL_QUEUE_DEV, &b), 0);
 	for (int i = 0; i < 4; i++)
-		ctl_gate_leave(&gate_a);
-	ctl_gate_leave(&b);
+		ck_assert_int_eq(gate_enter(0, KERNEL_QUEUE_DEV, &r[i]), 0);
+	ck_assert_int_eq(gate_enter(0, KERNEL_QUEUE_DEV, &x), -EAGAIN);
+	ck_assert_int_eq(gate_enter(OWNER_NONE, KERNEL_QUEUE_DEV, &in), 0);
+	gate_counts(&running, &owners);
+	ck_assert_uint_eq(running, 9);
+	ck_assert_uint_eq(owners, 3);
+	/* one done: the user may start one again */
+	gate_leave(&a[3]);
+	ck_assert_int_eq(gate_enter(1001, KERNEL_QUEUE_DEV, &a[3]), 0);
+	for (int i = 0; i < 4; i++) {
+		gate_leave(&a[i]);
+		gate_leave(&r[i]);
+	}
+	gate_leave(&b);
+	gate_leave(&in);
+	gate_counts(&running, &owners);
+	ck_assert_uint_eq(running, 0);
+	ck_assert_uint_eq(owners, 0);
+
+	/* one ring queue (32 entries): 40 users with loops each get a
+	 * part of its half, 16 run, the rest are refused at once */
+	for (unsigned u = 0; u < 40; u++)
+		if (gate_enter(2000 + u, 0, &q[u]) == 0)
+			got++;
+		else
+			q[u].owner = OWNER_NONE;
+	ck_assert_uint_eq(got, kernel_uring_queue_max() / 2);
+	/* the other queue is not taken by them */
+	ck_assert_int_eq(gate_enter(1002, 1, &b), 0);
+	gate_leave(&b);
+	/* with the half taken by 16 users, each of them may not start a
+	 * second one there */
+	ck_assert_int_eq(gate_enter(2000, 0, &x), -EAGAIN);
+	for (unsigned u = 0; u < 40; u++)
+		gate_leave(&q[u]);
+	/* two users on one queue: each gets at most its part of the half */
+	got = 0;
+	for (unsigned i = 0; i < 4; i++)
+		got += gate_enter(3000, 0, &q[i]) == 0;
+	ck_assert_uint_eq(got, 4); /* alone: its four */
+	for (unsigned i = 0; i < 4; i++)
+		gate_leave(&q[i]);
+	unlink(path);
+	ck_assert_int_eq(owner_load(path), 0);
 }
 END_TEST
 
@@ -797,7 +841,7 @@ static Suite *ctl_suite(void)
 	tc = tcase_create("set");
 	tcase_add_checked_fixture(tc, setup_two, teardown);
 	tcase_add_test(tc, test_ctl_xattr_set_enomem_changes_nothing);
-	tcase_add_test(tc, test_ctl_gate_per_user);
+	tcase_add_test(tc, test_ctl_gate_shares);
 	tcase_add_test(tc, test_ctl_drain_without_migrator_in_batches);
 	suite_add_tcase(s, tc);
 	return s;
