@@ -81,7 +81,8 @@ static int tier_by_name(struct tierfs *fs, const char *name)
  * so that a lending tier (--page-cache only, migrate.c) does not hand it
  * straight back down after its 1 s of age; the watermarks still apply,
  * and the next move of the extent clears the mark (data_move.c).  The
- * flag wants the data lock exclusive (extent_map.h).
+ * flag wants the data lock exclusive (extent_map.h).  Such a tier takes
+ * a move only up to its cap (move_one()).
  */
 static void settle_moved(struct tfs_inode *inode, uint64_t idx, unsigned src,
 			 unsigned dst)
@@ -99,7 +100,19 @@ static void settle_moved(struct tfs_inode *inode, uint64_t idx, unsigned src,
 	pthread_rwlock_unlock(&inode->i_dlock);
 }
 
-/* Move extent @idx of @inode to @dst, retrying while writers race. */
+/*
+ * Move extent @idx of @inode to @dst, retrying while writers race.
+ *
+ * A lending tier (--page-cache only) takes an extent only while it
+ * holds no more than fs->lend_cap with it, as it takes new data
+ * (extent_place()): what it holds is the second copy of what the page
+ * cache has, and the cap is what the mode promises, whoever asks -- any
+ * owner of a file may move it (issue 32).  Beyond the cap the move is
+ * -ENOSPC, as for a full tier (a drain then tries the next tier).  Two
+ * moves at once may both pass the check; the migrator hands down what
+ * an admin placed beyond the cap (migrate.c, demote_pass()).
+ * Return: 0, -ENOSPC, -EBUSY (writers kept racing) or a move's -errno.
+ */
 static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		    unsigned dst)
 {
@@ -124,6 +137,11 @@ static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		slot = e->slot;
 		held = tier_held(fs->tiers[src], slot);
 		pthread_rwlock_unlock(&inode->i_dlock);
+		if ((fs->lending & (1u << dst)) &&
+		    tier_used_bytes(fs->tiers[dst]) +
+				    MAX(held, tier_unit(fs->tiers[dst])) >
+			    fs->lend_cap)
+			return -ENOSPC;
 		/* the mount's bandwidth limit covers this move too, for the
 		 * bytes the extent holds */
 		migrate_throttle(fs, MAX(held, (uint64_t)1));

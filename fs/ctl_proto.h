@@ -46,7 +46,10 @@
  *                          extents=N read_bytes=B read_ops=N write_bytes=B
  *                          write_ops=N promotions=N promote_bytes=B
  *                          demotions=N demote_bytes=B spills=N
- *                          csum_errors=N io_errors=N draining=0|1"
+ *                          csum_errors=N io_errors=N draining=0|1
+ *                          limit=B lend_cap=B" (lend_cap: what the tier
+ *                          holds at most when it lends, --page-cache
+ *                          only; 0 when it does not lend)
  *                          "migrator enabled=0|1 passes=N moved=N
  *                          retries=N failures=N high_watermark=PCT
  *                          low_watermark=PCT bandwidth=B drain_stuck=N"

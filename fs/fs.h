@@ -54,7 +54,10 @@ struct throttle;
 struct tfs_inode;
 
 /* What a lending tier (fs->lending) holds at most: new data goes to the
- * next tier beyond it, as the kernel writes it back (data_extent.c). */
+ * next tier beyond it, as the kernel writes it back (data_extent.c), an
+ * admin's move into it stops there (ctl_action.c), and the migrator
+ * hands down what is placed there beyond it (migrate.c).  The mount's
+ * value is fs->lend_cap. */
 #define TIERFS_LEND_CAP (64u << 20)
 
 /* Largest request we ask the kernel for (max_write, readahead). */
@@ -129,10 +132,11 @@ struct tierfs {
 	/*
 	 * --page-cache only (migrate.c): bit per tier that lends, a memory
 	 * tier with a slower tier below that holds data only until the page
-	 * cache has it, and at most TIERFS_LEND_CAP of it.  Immutable after
-	 * mount.
+	 * cache has it, and at most lend_cap bytes of it (TIERFS_LEND_CAP;
+	 * unit tests lower it).  Both immutable after mount.
 	 */
 	uint32_t lending;
+	uint64_t lend_cap;
 	struct tier_names names; /* immutable; tier names for policies */
 
 	/*

@@ -64,7 +64,10 @@
  * tier beyond it); pins and split ranges still hold (an extent at home
  * is never demoted), and so does an admin's `tierctl migrate` into the
  * tier (EXTENT_F_PLACED, until the extent moves again; the watermarks
- * still demote it).  A file tier's I/O is then direct (data_i.h,
+ * still demote it) -- within the cap: the placed bytes count against
+ * it, a move into the tier stops there (ctl_action.c), and what two
+ * moves at once placed beyond it is handed down at age as any other
+ * extent (demote_pass()).  A file tier's I/O is then direct (data_i.h,
  * data_bulk_begin()).  Such a tier
  * is walked whole (step 1) when something was noted since the last
  * pass, or when the youngest extent it kept last time comes of age
@@ -319,8 +322,9 @@ static int slower_with_room(struct tierfs *fs, const struct cand *c)
 /*
  * Demote, for each tier above its high watermark, its coldest extents
  * until it is at its low watermark; and from a lending tier walked for
- * it (s->lend[]) every extent of age, whatever the watermarks.  Sets
- * the lending tiers' m->lend_due.
+ * it (s->lend[]) every extent of age, whatever the watermarks, but what
+ * an admin placed there within the tier's cap.  Sets the lending tiers'
+ * m->lend_due.
  */
 static void demote_pass(struct migrator *m, struct scan *s)
 {
@@ -332,16 +336,29 @@ static void demote_pass(struct migrator *m, struct scan *s)
 		struct cand_vec *cv = &s->cold[t];
 		uint32_t due = s->now + LEND_RECHECK_TICKS;
 		bool over = tier_used_bytes(tt) > wm_bytes(tt, fs->opt.high_wm);
+		uint64_t excess = 0; /* placed bytes beyond the cap */
 
 		if (!over && !s->lend[t])
 			continue;
 		vec_sort(cv, by_heat_asc);
+		if (s->lend[t]) {
+			uint64_t placed = 0;
+
+			for (size_t i = 0; i < cv->n; i++)
+				if (cv->v[i].inode && cv->v[i].placed)
+					placed += cv->v[i].bytes;
+			excess = placed > fs->lend_cap ? placed - fs->lend_cap
+						       : 0;
+		}
 		for (size_t i = 0; i < cv->n && !stopping(m); i++) {
 			struct cand *c = &cv->v[i];
 			bool need = over && tier_used_bytes(tt) > low;
 			/* an admin's placement holds against lending, not
-			 * against the watermarks (ctl_action.c) */
-			bool aged = s->lend[t] && !c->placed &&
+			 * against the watermarks (ctl_action.c), and only
+			 * within the cap: the coldest placed bytes beyond
+			 * it are lent as the rest */
+			bool holds = c->placed && excess == 0;
+			bool aged = s->lend[t] && !holds &&
 				    heat_age(s->now, c->stamp) >= LEND_AGE_TICKS;
 			int dst;
 
@@ -351,7 +368,7 @@ static void demote_pass(struct migrator *m, struct scan *s)
 				if (!s->lend[t])
 					break; /* at the low watermark */
 				/* young: due when it comes of age */
-				if (!c->placed &&
+				if (!holds &&
 				    (int32_t)(c->stamp + LEND_AGE_TICKS - due) < 0)
 					due = c->stamp + LEND_AGE_TICKS;
 				continue;
@@ -359,11 +376,15 @@ static void demote_pass(struct migrator *m, struct scan *s)
 			dst = slower_with_room(fs, c);
 			if (dst < 0)
 				continue;
-			if (move(m, c, (unsigned)dst) == 0 && !need) {
-				pthread_mutex_lock(&m->lock);
-				m->stats.lent++;
-				m->stats.lent_bytes += c->bytes;
-				pthread_mutex_unlock(&m->lock);
+			if (move(m, c, (unsigned)dst) == 0) {
+				if (c->placed)
+					excess -= MIN(excess, c->bytes);
+				if (!need) {
+					pthread_mutex_lock(&m->lock);
+					m->stats.lent++;
+					m->stats.lent_bytes += c->bytes;
+					pthread_mutex_unlock(&m->lock);
+				}
 			}
 			c->inode = NULL; /* moved or gone: not a victim */
 		}

@@ -55,7 +55,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
 			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "
 			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
-			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d limit=%llu\n",
+			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d limit=%llu "
+			    "lend_cap=%llu\n",
 			    t->name, tier_kind_name(t->kind),
 			    t->path ? t->path : "-",
 			    LD((uint64_t)t->nslots * fs->extent_size),
@@ -73,7 +74,9 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(LOAD(t->stats.csum_errors)),
 			    LD(LOAD(t->stats.io_errors)),
 			    !!(LOAD(fs->draining) & (1u << i)),
-			    LD(tier_limit_bytes(t)));
+			    LD(tier_limit_bytes(t)),
+			    /* 0: the tier does not lend (migrate.c) */
+			    LD(fs->lending & (1u << i) ? fs->lend_cap : 0));
 	}
 	migrator_get_stats(fs, &ms);
 	if (r == 0)

@@ -870,6 +870,49 @@ START_TEST(test_lost_notes_full_look)
 }
 END_TEST
 
+/*
+ * --page-cache only (issue 32): what an admin placed in a lending tier
+ * holds there within the tier's cap, and beyond it the coldest placed
+ * extents are lent as any other (two tierctl moves at once may both
+ * pass ctl_action.c's check; an owner must not keep the tier above the
+ * cap).  Cap 2 extents, 4 placed: the 2 coldest go down, then nothing.
+ */
+START_TEST(test_lend_cap_counts_placed)
+{
+	struct migrate_stats st;
+	struct t_file f;
+
+	t_file_on(&f, "f", 4, 0, 1);
+	fs->lending = 1u << 0;
+	fs->lend_cap = 2 * EXT;
+	for (uint64_t i = 0; i < 4; i++) {
+		struct extent *e;
+
+		pthread_rwlock_wrlock(&f.ino->i_dlock);
+		e = extent_map_lookup(&f.ino->i_map, i);
+		e->flags |= EXTENT_F_PLACED;
+		pthread_rwlock_unlock(&f.ino->i_dlock);
+		/* 10 s old, well past LEND_AGE_TICKS; 0 and 2 coldest */
+		t_set_heat(f.ino, i, i % 2 ? 200 : 20,
+			   10 * HEAT_TICKS_PER_SEC);
+	}
+	st = t_pass();
+	ck_assert_uint_eq(st.lent, 2);
+	ck_assert_int_eq(t_tier_of(f.ino, 0), 1);
+	ck_assert_int_eq(t_tier_of(f.ino, 1), 0);
+	ck_assert_int_eq(t_tier_of(f.ino, 2), 1);
+	ck_assert_int_eq(t_tier_of(f.ino, 3), 0);
+	ck_assert_uint_le(tier_used_bytes(fs->tiers[0]), fs->lend_cap);
+	/* within the cap a placement holds */
+	t_set_heat(f.ino, 1, 200, 10 * HEAT_TICKS_PER_SEC);
+	st = t_pass();
+	ck_assert_uint_eq(st.moved, 0);
+	ck_assert_uint_eq(t_count_on(f.ino, 0), 2);
+	t_verify(fs, &f);
+	t_file_done(&f);
+}
+END_TEST
+
 static Suite *migrate_suite(void)
 {
 	Suite *s = suite_create("migrate");
@@ -889,6 +932,7 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_drain_order);
 	tcase_add_test(tc, test_drain_frees_in_runs);
 	tcase_add_test(tc, test_kicks_coalesce);
+	tcase_add_test(tc, test_lend_cap_counts_placed);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tracking");
