@@ -755,8 +755,13 @@ ssize_t ctl_xattr_get_as(struct tierfs *fs, struct tfs_inode *inode,
 		r = -ENODATA;
 	else
 		r = -ENODATA;
-	if (r == 0)
+	if (r == 0) {
+		/* a size probe (size 0) computes the value as well: tierctl
+		 * reads each in one call (tools/ctl.c), and
+		 * mount.ctl_computed shows it */
+		__atomic_add_fetch(&fs->ctl_computed, 1, __ATOMIC_RELAXED);
 		r = give(out.buf, out.len, buf, size);
+	}
 	strbuf_release(&out);
 	return r;
 }

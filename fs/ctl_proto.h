@@ -60,7 +60,9 @@
  *                          the unit limit, 0 none; xattr_bytes=B charged
  *                          by user.* xattrs; max_xattr_bytes=B their
  *                          limit, 0 none; rss=B the daemon's resident
- *                          memory)
+ *                          memory; issue 32: ctl_computed=N the
+ *                          computed values made, a size probe too, the
+ *                          stats text excepted)
  *                          New keys may be appended to a record; readers
  *                          skip keys they do not know.
  *   TIERFS_XATTR_VERIFY    file: reads every extent back and checks its

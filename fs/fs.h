@@ -168,6 +168,9 @@ struct tierfs {
 	uint64_t wb_seq;	   /* relaxed atomic; numbers failed writebacks (data_lost.c) */
 	uint64_t xattr_bytes;	   /* relaxed atomic; charged by user.* xattrs
 				    * (xattr.h), at most opt.max_xattr_bytes */
+	uint64_t ctl_computed;	   /* relaxed atomic; computed attribute
+				    * values made (a size probe too), the
+				    * stats text excepted (ctl.c) */
 	pthread_t bdi_thread;	   /* kernel_init() to kernel_stop() */
 	bool bdi_thread_live;
 

@@ -102,7 +102,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "writeback_errors=%llu transport=%s uring_requests=%llu uring_threads=%u "
 			    "spliced_writes=%llu spliced_bytes=%llu "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
-			    "rss=%llu\n",
+			    "rss=%llu ctl_computed=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
 			    fs->opt.page_cache == PAGE_CACHE_DROP   ? "drop"
@@ -113,7 +113,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(kernel_uring_requests()), kernel_uring_threads(),
 			    LD(spliced_w), LD(spliced_b),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
-			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
+			    LD(fs->opt.max_xattr_bytes), LD(self_rss()),
+			    LD(LOAD(fs->ctl_computed)));
 	memwatch_get_stats(fs, &mws);
 	if (r == 0)
 		r = strbuf_addf(&out,
