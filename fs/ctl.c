@@ -786,5 +786,12 @@ int ctl_xattr_set(struct tierfs *fs, struct tfs_inode *inode,
 			return -EPERM;
 		return ctl_drain(fs, value, size);
 	}
+	if (!strcmp(name, TIERFS_XATTR_CTL_CLOCK) && fs->opt.test_clock) {
+		if (inode != fs->root)
+			return -EINVAL;
+		if (uid != 0)
+			return -EPERM;
+		return ctl_clock(fs, value, size);
+	}
 	return -EINVAL;
 }

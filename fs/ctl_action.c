@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ctl_action.c -- the control channel's actions (ctl.h, ctl_proto.h):
- * user.tierfs.ctl.migrate moves a file's extents to a tier now, and
+ * user.tierfs.ctl.migrate moves a file's extents to a tier now,
  * user.tierfs.ctl.drain empties a tier (through the migrator, or in the
- * request with --no-migrate).
+ * request with --no-migrate), and, on a --test-clock mount only,
+ * user.tierfs.ctl.clock moves the test clock on.
  *
  * Every move goes through the migrator's bandwidth limiter and the
  * copy/switch protocol of data_move.c, so a racing writer is never lost:
@@ -21,6 +22,7 @@
 #include "inode.h"
 #include "data.h"
 #include "ctl.h"
+#include "ctl_proto.h"
 #include "migrate.h"
 #include "tier.h"
 #include "macro.h"
@@ -326,4 +328,28 @@ int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 	}
 	/* no migrator (--no-migrate): move everything now, in this request */
 	return drain_all(fs, (unsigned)t);
+}
+
+int ctl_clock(struct tierfs *fs, const char *value, size_t len)
+{
+	char buf[CTL_VALUE_MAX];
+	uint64_t ms = 0;
+
+	if (!fs->opt.test_clock)
+		return -EINVAL;
+	if (ctl_string(value, len, buf, sizeof(buf)) < 0 || !buf[0])
+		return -EINVAL;
+	for (const char *p = buf; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		ms = ms * 10 + (uint64_t)(*p - '0');
+		if (ms > TIERFS_TEST_CLOCK_MAX_MS)
+			return -EINVAL;
+	}
+	/* release: a request that reads the clock after this one's reply
+	 * sees the new time (tierfs_test_ns()) */
+	__atomic_add_fetch(&fs->test_clock_ns, ms * 1000000u,
+			   __ATOMIC_RELEASE);
+	migrator_clock_moved(fs);
+	return 0;
 }

@@ -158,6 +158,14 @@
  *                          and ENOSPC reports a drain that cannot finish.
  *                          "" or "-" ends draining: every tier takes new
  *                          data again.
+ *   TIERFS_XATTR_CTL_CLOCK mount root, root only, and only on a mount
+ *                          started with --test-clock (for tests; EINVAL
+ *                          elsewhere, as an unknown action): "MS", up
+ *                          to TIERFS_TEST_CLOCK_MAX_MS decimal digits:
+ *                          the test clock that the heat and the
+ *                          migrator follow moves MS milliseconds on.
+ *                          Returns once the migrator passes that the
+ *                          new time made due have ended (one at most).
  */
 #ifndef TIERFS_CTL_PROTO_H
 #define TIERFS_CTL_PROTO_H
@@ -184,6 +192,9 @@
 #define TIERFS_XATTR_CTL "user.tierfs.ctl."
 #define TIERFS_XATTR_CTL_MIGRATE "user.tierfs.ctl.migrate"
 #define TIERFS_XATTR_CTL_DRAIN "user.tierfs.ctl.drain"
+#define TIERFS_XATTR_CTL_CLOCK "user.tierfs.ctl.clock" /* tests only */
+/* The longest step of the test clock, in ms: a day. */
+#define TIERFS_TEST_CLOCK_MAX_MS 86400000u
 
 /* Longest tier name (1..32 of [A-Za-z0-9_-]; tiers/tier.h TIER_NAME_MAX). */
 #define TIERFS_TIER_NAME_MAX 32

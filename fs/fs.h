@@ -90,6 +90,15 @@ struct tierfs {
 	 */
 	bool unmounting;
 	struct timespec start;	   /* CLOCK_MONOTONIC at mount; for ticks */
+	/*
+	 * --test-clock (opt.test_clock, tests only): the time since the
+	 * mount in ns that the heat ticks and the migrator's schedule read
+	 * instead of CLOCK_MONOTONIC.  It stands still until root's
+	 * user.tierfs.ctl.clock moves it on (ctl_clock()); a release add
+	 * there, acquire loads here (tierfs_test_ns()).  0 and unused
+	 * without the option.
+	 */
+	uint64_t test_clock_ns;
 	uint32_t half_life_ticks;  /* heat half-life */
 	/*
 	 * NULL when migration is off.  Read by every worker (a policy change
@@ -192,11 +201,24 @@ static inline struct migrator *tierfs_mig(const struct tierfs *fs)
 	return __atomic_load_n(&fs->mig, __ATOMIC_ACQUIRE);
 }
 
-/* Heat ticks (tenths of a second) since the mount; see heat.h. */
+/* The test clock's time since the mount in ns (--test-clock only). */
+static inline uint64_t tierfs_test_ns(const struct tierfs *fs)
+{
+	return __atomic_load_n(&fs->test_clock_ns, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Heat ticks (tenths of a second) since the mount; see heat.h.  With
+ * --test-clock, of the test's clock (one branch on an immutable option
+ * otherwise).
+ */
 static inline uint32_t tierfs_tick(const struct tierfs *fs)
 {
 	struct timespec now;
 
+	if (fs->opt.test_clock)
+		return (uint32_t)(tierfs_test_ns(fs) /
+				  (1000000000 / HEAT_TICKS_PER_SEC));
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (uint32_t)((now.tv_sec - fs->start.tv_sec) * HEAT_TICKS_PER_SEC +
 			  (now.tv_nsec - fs->start.tv_nsec) /

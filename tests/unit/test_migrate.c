@@ -42,6 +42,7 @@
 #include "throttle.h"
 #include "track.h"
 #include "attr.h"
+#include "ctl.h"
 #include "namespace.h"
 #include "xattr.h"
 
@@ -548,6 +549,65 @@ START_TEST(test_kicks_coalesce)
 }
 END_TEST
 
+static uint64_t t_passes(void)
+{
+	struct migrate_stats st;
+
+	migrator_get_stats(fs, &st);
+	return st.passes;
+}
+
+static int t_clock(const char *ms)
+{
+	return ctl_clock(fs, ms, strlen(ms));
+}
+
+/*
+ * --test-clock (issue 32): the heat ticks and the migrator thread follow
+ * the test's clock, and moving it returns once the pass it made due has
+ * ended: one pass per 500 ms of test time however far it moved, a
+ * kicked one after the 250 ms gap, none before; not a millisecond of
+ * it passes by itself.  Malformed steps are refused, and a mount
+ * without the option knows no such control.
+ */
+START_TEST(test_test_clock)
+{
+	static const char *const bad[] = { "", "-1", "1x", " 5", "86400001",
+					   "99999999999999999999999" };
+
+	ck_assert_int_eq(t_clock("500"), -EINVAL); /* no --test-clock */
+	fs->opt.test_clock = true; /* as the option would, before start */
+	ck_assert_uint_eq(tierfs_tick(fs), 0);
+	ck_assert_int_eq(migrator_start(fs), 0);
+	ck_assert_int_eq(t_clock("100"), 0);
+	ck_assert_uint_eq(t_passes(), 0);
+	ck_assert_uint_eq(tierfs_tick(fs), 1);
+	ck_assert_int_eq(t_clock("399"), 0);
+	ck_assert_uint_eq(t_passes(), 0);
+	ck_assert_int_eq(t_clock("1"), 0); /* 500 ms after the start */
+	ck_assert_uint_eq(t_passes(), 1);
+	ck_assert_int_eq(t_clock("5000"), 0);
+	ck_assert_uint_eq(t_passes(), 2);
+	ck_assert_uint_eq(tierfs_tick(fs), 55);
+	ck_assert_int_eq(t_clock("0"), 0);
+	ck_assert_uint_eq(t_passes(), 2);
+	/* a kick: due 250 ms after the last pass, not sooner */
+	migrator_kick(fs);
+	ck_assert_int_eq(t_clock("249"), 0);
+	ck_assert_uint_eq(t_passes(), 2);
+	ck_assert_int_eq(t_clock("1"), 0);
+	ck_assert_uint_eq(t_passes(), 3);
+	/* the real clock moves nothing: 50 ms of it, no pass, same tick */
+	nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+	ck_assert_uint_eq(t_passes(), 3);
+	ck_assert_uint_eq(tierfs_tick(fs), 57);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(t_clock(bad[i]), -EINVAL);
+	ck_assert_uint_eq(tierfs_tick(fs), 57);
+	migrator_stop(fs);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* what a pass costs: the tracker (issue 12) */
 
@@ -933,6 +993,7 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_drain_frees_in_runs);
 	tcase_add_test(tc, test_kicks_coalesce);
 	tcase_add_test(tc, test_lend_cap_counts_placed);
+	tcase_add_test(tc, test_test_clock);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tracking");
