@@ -690,8 +690,13 @@ ssize_t ctl_xattr_get_as(struct tierfs *fs, struct tfs_inode *inode,
 		r = -ENODATA;
 	else
 		r = -ENODATA;
-	if (r == 0)
+	if (r == 0) {
+		/* a size probe (size 0) computes the value as well: tierctl
+		 * reads each in one call (tools/ctl.c), and
+		 * mount.ctl_computed shows it */
+		__atomic_add_fetch(&fs->ctl_computed, 1, __ATOMIC_RELAXED);
 		r = give(out.buf, out.len, buf, size);
+	}
 	strbuf_release(&out);
 	return r;
 }
@@ -716,6 +721,13 @@ int ctl_xattr_set(struct tierfs *fs, struct tfs_inode *inode,
 		if (uid != 0)
 			return -EPERM;
 		return ctl_drain(fs, value, size);
+	}
+	if (!strcmp(name, TIERFS_XATTR_CTL_CLOCK) && fs->opt.test_clock) {
+		if (inode != fs->root)
+			return -EINVAL;
+		if (uid != 0)
+			return -EPERM;
+		return ctl_clock(fs, value, size);
 	}
 	return -EINVAL;
 }

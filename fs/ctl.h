@@ -60,5 +60,9 @@ int ctl_dir_layout(struct tierfs *fs, struct tfs_inode *dir,
 int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode,
 		const char *value, size_t len);
 int ctl_drain(struct tierfs *fs, const char *value, size_t len);
+/* --test-clock only (options.h): move the test clock on by the
+ * milliseconds in @value, then wait for the migrator passes that made
+ * due (migrator_clock_moved()).  Return: 0 or -EINVAL. */
+int ctl_clock(struct tierfs *fs, const char *value, size_t len);
 
 #endif /* TIERFS_CTL_H */

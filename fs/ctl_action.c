@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ctl_action.c -- the control channel's actions (ctl.h, ctl_proto.h):
- * user.tierfs.ctl.migrate moves a file's extents to a tier now, and
+ * user.tierfs.ctl.migrate moves a file's extents to a tier now,
  * user.tierfs.ctl.drain empties a tier (through the migrator, or in the
- * request with --no-migrate).
+ * request with --no-migrate), and, on a --test-clock mount only,
+ * user.tierfs.ctl.clock moves the test clock on.
  *
  * Every move goes through the migrator's bandwidth limiter and the
  * copy/switch protocol of data_move.c, so a racing writer is never lost:
@@ -21,6 +22,7 @@
 #include "inode.h"
 #include "data.h"
 #include "ctl.h"
+#include "ctl_proto.h"
 #include "migrate.h"
 #include "tier.h"
 #include "macro.h"
@@ -81,7 +83,8 @@ static int tier_by_name(struct tierfs *fs, const char *name)
  * so that a lending tier (--page-cache only, migrate.c) does not hand it
  * straight back down after its 1 s of age; the watermarks still apply,
  * and the next move of the extent clears the mark (data_move.c).  The
- * flag wants the data lock exclusive (extent_map.h).
+ * flag wants the data lock exclusive (extent_map.h).  Such a tier takes
+ * a move only up to its cap (move_one()).
  */
 static void settle_moved(struct tfs_inode *inode, uint64_t idx, unsigned src,
 			 unsigned dst)
@@ -99,7 +102,19 @@ static void settle_moved(struct tfs_inode *inode, uint64_t idx, unsigned src,
 	pthread_rwlock_unlock(&inode->i_dlock);
 }
 
-/* Move extent @idx of @inode to @dst, retrying while writers race. */
+/*
+ * Move extent @idx of @inode to @dst, retrying while writers race.
+ *
+ * A lending tier (--page-cache only) takes an extent only while it
+ * holds no more than fs->lend_cap with it, as it takes new data
+ * (extent_place()): what it holds is the second copy of what the page
+ * cache has, and the cap is what the mode promises, whoever asks -- any
+ * owner of a file may move it (issue 32).  Beyond the cap the move is
+ * -ENOSPC, as for a full tier (a drain then tries the next tier).  Two
+ * moves at once may both pass the check; the migrator hands down what
+ * an admin placed beyond the cap (migrate.c, demote_pass()).
+ * Return: 0, -ENOSPC, -EBUSY (writers kept racing) or a move's -errno.
+ */
 static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		    unsigned dst)
 {
@@ -124,6 +139,11 @@ static int move_one(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 		slot = e->slot;
 		held = tier_held(fs->tiers[src], slot);
 		pthread_rwlock_unlock(&inode->i_dlock);
+		if ((fs->lending & (1u << dst)) &&
+		    tier_used_bytes(fs->tiers[dst]) +
+				    MAX(held, tier_unit(fs->tiers[dst])) >
+			    fs->lend_cap)
+			return -ENOSPC;
 		/* the mount's bandwidth limit covers this move too, for the
 		 * bytes the extent holds */
 		migrate_throttle(fs, MAX(held, (uint64_t)1));
@@ -308,4 +328,28 @@ int ctl_drain(struct tierfs *fs, const char *value, size_t len)
 	}
 	/* no migrator (--no-migrate): move everything now, in this request */
 	return drain_all(fs, (unsigned)t);
+}
+
+int ctl_clock(struct tierfs *fs, const char *value, size_t len)
+{
+	char buf[CTL_VALUE_MAX];
+	uint64_t ms = 0;
+
+	if (!fs->opt.test_clock)
+		return -EINVAL;
+	if (ctl_string(value, len, buf, sizeof(buf)) < 0 || !buf[0])
+		return -EINVAL;
+	for (const char *p = buf; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		ms = ms * 10 + (uint64_t)(*p - '0');
+		if (ms > TIERFS_TEST_CLOCK_MAX_MS)
+			return -EINVAL;
+	}
+	/* release: a request that reads the clock after this one's reply
+	 * sees the new time (tierfs_test_ns()) */
+	__atomic_add_fetch(&fs->test_clock_ns, ms * 1000000u,
+			   __ATOMIC_RELEASE);
+	migrator_clock_moved(fs);
+	return 0;
 }

@@ -46,7 +46,10 @@
  *                          extents=N read_bytes=B read_ops=N write_bytes=B
  *                          write_ops=N promotions=N promote_bytes=B
  *                          demotions=N demote_bytes=B spills=N
- *                          csum_errors=N io_errors=N draining=0|1"
+ *                          csum_errors=N io_errors=N draining=0|1
+ *                          limit=B lend_cap=B" (lend_cap: what the tier
+ *                          holds at most when it lends, --page-cache
+ *                          only; 0 when it does not lend)
  *                          "migrator enabled=0|1 passes=N moved=N
  *                          retries=N failures=N high_watermark=PCT
  *                          low_watermark=PCT bandwidth=B drain_stuck=N"
@@ -57,7 +60,9 @@
  *                          the unit limit, 0 none; xattr_bytes=B charged
  *                          by user.* xattrs; max_xattr_bytes=B their
  *                          limit, 0 none; rss=B the daemon's resident
- *                          memory)
+ *                          memory; issue 32: ctl_computed=N the
+ *                          computed values made, a size probe too, the
+ *                          stats text excepted)
  *                          New keys may be appended to a record; readers
  *                          skip keys they do not know.
  *   TIERFS_XATTR_VERIFY    file: reads every extent back and checks its
@@ -153,6 +158,14 @@
  *                          and ENOSPC reports a drain that cannot finish.
  *                          "" or "-" ends draining: every tier takes new
  *                          data again.
+ *   TIERFS_XATTR_CTL_CLOCK mount root, root only, and only on a mount
+ *                          started with --test-clock (for tests; EINVAL
+ *                          elsewhere, as an unknown action): "MS", up
+ *                          to TIERFS_TEST_CLOCK_MAX_MS decimal digits:
+ *                          the test clock that the heat and the
+ *                          migrator follow moves MS milliseconds on.
+ *                          Returns once the migrator passes that the
+ *                          new time made due have ended (one at most).
  */
 #ifndef TIERFS_CTL_PROTO_H
 #define TIERFS_CTL_PROTO_H
@@ -179,6 +192,9 @@
 #define TIERFS_XATTR_CTL "user.tierfs.ctl."
 #define TIERFS_XATTR_CTL_MIGRATE "user.tierfs.ctl.migrate"
 #define TIERFS_XATTR_CTL_DRAIN "user.tierfs.ctl.drain"
+#define TIERFS_XATTR_CTL_CLOCK "user.tierfs.ctl.clock" /* tests only */
+/* The longest step of the test clock, in ms: a day. */
+#define TIERFS_TEST_CLOCK_MAX_MS 86400000u
 
 /* Longest tier name (1..32 of [A-Za-z0-9_-]; tiers/tier.h TIER_NAME_MAX). */
 #define TIERFS_TIER_NAME_MAX 32

@@ -116,7 +116,7 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 
 	/*
 	 * A lending tier (--page-cache only) is a write buffer of
-	 * TIERFS_LEND_CAP: beyond it new data goes to the next tier (the
+	 * fs->lend_cap bytes: beyond it new data goes to the next tier (the
 	 * page cache holds it too: not a spill), unless the extent's home
 	 * is that tier or no other tier takes it (@capped: the second
 	 * round, those tiers only).
@@ -130,7 +130,7 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 		if ((skip | draining) & (1u << t))
 			continue;
 		if ((lend & (1u << t)) && (int)t != home &&
-		    tier_used_bytes(fs->tiers[t]) >= TIERFS_LEND_CAP) {
+		    tier_used_bytes(fs->tiers[t]) >= fs->lend_cap) {
 			capped |= 1u << t;
 			continue;
 		}

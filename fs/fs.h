@@ -54,7 +54,10 @@ struct throttle;
 struct tfs_inode;
 
 /* What a lending tier (fs->lending) holds at most: new data goes to the
- * next tier beyond it, as the kernel writes it back (data_extent.c). */
+ * next tier beyond it, as the kernel writes it back (data_extent.c), an
+ * admin's move into it stops there (ctl_action.c), and the migrator
+ * hands down what is placed there beyond it (migrate.c).  The mount's
+ * value is fs->lend_cap. */
 #define TIERFS_LEND_CAP (64u << 20)
 
 /* Largest request we ask the kernel for (max_write, readahead). */
@@ -87,6 +90,15 @@ struct tierfs {
 	 */
 	bool unmounting;
 	struct timespec start;	   /* CLOCK_MONOTONIC at mount; for ticks */
+	/*
+	 * --test-clock (opt.test_clock, tests only): the time since the
+	 * mount in ns that the heat ticks and the migrator's schedule read
+	 * instead of CLOCK_MONOTONIC.  It stands still until root's
+	 * user.tierfs.ctl.clock moves it on (ctl_clock()); a release add
+	 * there, acquire loads here (tierfs_test_ns()).  0 and unused
+	 * without the option.
+	 */
+	uint64_t test_clock_ns;
 	uint32_t half_life_ticks;  /* heat half-life */
 	/*
 	 * NULL when migration is off.  Read by every worker (a policy change
@@ -129,10 +141,11 @@ struct tierfs {
 	/*
 	 * --page-cache only (migrate.c): bit per tier that lends, a memory
 	 * tier with a slower tier below that holds data only until the page
-	 * cache has it, and at most TIERFS_LEND_CAP of it.  Immutable after
-	 * mount.
+	 * cache has it, and at most lend_cap bytes of it (TIERFS_LEND_CAP;
+	 * unit tests lower it).  Both immutable after mount.
 	 */
 	uint32_t lending;
+	uint64_t lend_cap;
 	struct tier_names names; /* immutable; tier names for policies */
 
 	/*
@@ -164,6 +177,9 @@ struct tierfs {
 	uint64_t wb_seq;	   /* relaxed atomic; numbers failed writebacks (data_lost.c) */
 	uint64_t xattr_bytes;	   /* relaxed atomic; charged by user.* xattrs
 				    * (xattr.h), at most opt.max_xattr_bytes */
+	uint64_t ctl_computed;	   /* relaxed atomic; computed attribute
+				    * values made (a size probe too), the
+				    * stats text excepted (ctl.c) */
 	pthread_t bdi_thread;	   /* kernel_init() to kernel_stop() */
 	bool bdi_thread_live;
 
@@ -185,11 +201,24 @@ static inline struct migrator *tierfs_mig(const struct tierfs *fs)
 	return __atomic_load_n(&fs->mig, __ATOMIC_ACQUIRE);
 }
 
-/* Heat ticks (tenths of a second) since the mount; see heat.h. */
+/* The test clock's time since the mount in ns (--test-clock only). */
+static inline uint64_t tierfs_test_ns(const struct tierfs *fs)
+{
+	return __atomic_load_n(&fs->test_clock_ns, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Heat ticks (tenths of a second) since the mount; see heat.h.  With
+ * --test-clock, of the test's clock (one branch on an immutable option
+ * otherwise).
+ */
 static inline uint32_t tierfs_tick(const struct tierfs *fs)
 {
 	struct timespec now;
 
+	if (fs->opt.test_clock)
+		return (uint32_t)(tierfs_test_ns(fs) /
+				  (1000000000 / HEAT_TICKS_PER_SEC));
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (uint32_t)((now.tv_sec - fs->start.tv_sec) * HEAT_TICKS_PER_SEC +
 			  (now.tv_nsec - fs->start.tv_nsec) /

@@ -64,20 +64,34 @@
  * tier beyond it); pins and split ranges still hold (an extent at home
  * is never demoted), and so does an admin's `tierctl migrate` into the
  * tier (EXTENT_F_PLACED, until the extent moves again; the watermarks
- * still demote it).  A file tier's I/O is then direct (data_i.h,
+ * still demote it) -- within the cap: the placed bytes count against
+ * it, a move into the tier stops there (ctl_action.c), and what two
+ * moves at once placed beyond it is handed down at age as any other
+ * extent (demote_pass()).  A file tier's I/O is then direct (data_i.h,
  * data_bulk_begin()).  Such a tier
  * is walked whole (step 1) when something was noted since the last
  * pass, or when the youngest extent it kept last time comes of age
  * (m->lend_due), or every LEND_RECHECK_TICKS for what could not move.
  *
- * Why one file: the passes (demote, promote with its exchange, drain,
- * fixup) share one collection, its candidate vectors and the back-off
- * state, and read best side by side; what has data is track.c's, the
- * throttle is throttle.c's.
+ * --test-clock (tests only; options.h): the passes' schedule (the
+ * interval, the kick gap) and the back-off of failing tiers follow the
+ * test's clock (mig_now_ns()), as the heat ticks do (fs.h): the thread
+ * then waits for a kick or for the clock to move, never on a timer, and
+ * migrator_clock_moved() returns once every pass the new time made due
+ * has ended, so a test that moves the clock 500 ms gets exactly one
+ * pass and never sleeps.  The bandwidth limit stays on the real clock.
+ * Without the option each of these is one branch on an immutable flag.
+ *
+ * Longer than 700 lines for a reason: the passes (demote, promote with
+ * its exchange, drain, fixup) share one collection, its candidate
+ * vectors, the back-off state and the thread's schedule (the test clock
+ * too), and read best side by side; what a pass looks at is
+ * migrate_scan.c's, what has data track.c's, the throttle throttle.c's.
  *
  * Locking: the migrator holds no lock of its own while it moves data;
- * mig->lock guards only the stop flag, the kick flag, the pass times and
- * the stats; the throttle and the tracker have their own locks.  Inodes
+ * mig->lock guards only the stop flag, the kick flag, the pass times,
+ * whether a pass runs (in_pass, for the test clock) and the stats; the
+ * throttle and the tracker have their own locks.  Inodes
  * with candidates are kept alive by their pins across the pass.
  */
 #include <errno.h>
@@ -122,8 +136,12 @@ struct migrator {
 	struct migrate_stats stats;
 	uint64_t drain_stuck; /* extents the last pass could not drain */
 
-	uint64_t last_end_ns;	/* lock; CLOCK_MONOTONIC end of the last pass */
+	uint64_t last_end_ns;	/* lock; end of the last pass (mig_now_ns()) */
 	uint64_t last_len_ns;	/* lock; how long the last pass took */
+	/* --test-clock: the thread runs a pass (lock), and idle is
+	 * broadcast when it has caught up with the clock or stops */
+	bool in_pass;
+	pthread_cond_t idle;
 
 
 	/* back-off of failing tiers; migrator thread only */
@@ -134,6 +152,15 @@ struct migrator {
 	uint32_t lend_due[TIER_MAX_CONF];
 	struct scan *scan; /* the pass under way; migrator thread only */
 };
+
+/*
+ * The migrator's clock in ns: CLOCK_MONOTONIC, or with --test-clock the
+ * test's (fs.h), which stands still until a test moves it.
+ */
+static uint64_t mig_now_ns(const struct tierfs *fs)
+{
+	return fs->opt.test_clock ? tierfs_test_ns(fs) : mono_ns();
+}
 
 void migrate_throttle(struct tierfs *fs, uint64_t bytes)
 {
@@ -222,7 +249,7 @@ static void tier_failed(struct migrator *m, unsigned t, int err)
 			BACKOFF_MIN_MS / 1000);
 	ms = ms ? MIN(2 * ms, (uint32_t)BACKOFF_MAX_MS) : BACKOFF_MIN_MS;
 	m->backoff_ms[t] = ms;
-	m->backoff_until_ns[t] = mono_ns() + (uint64_t)ms * 1000000u;
+	m->backoff_until_ns[t] = mig_now_ns(m->fs) + (uint64_t)ms * 1000000u;
 }
 
 static void tier_ok(struct migrator *m, unsigned t)
@@ -238,7 +265,7 @@ static void tier_ok(struct migrator *m, unsigned t)
 static int move(struct migrator *m, struct cand *c, unsigned dst)
 {
 	struct tierfs *fs = m->fs;
-	uint64_t err_src, err_dst, now = mono_ns();
+	uint64_t err_src, err_dst, now = mig_now_ns(fs);
 	bool src_bad, dst_bad;
 	int r;
 
@@ -319,8 +346,9 @@ static int slower_with_room(struct tierfs *fs, const struct cand *c)
 /*
  * Demote, for each tier above its high watermark, its coldest extents
  * until it is at its low watermark; and from a lending tier walked for
- * it (s->lend[]) every extent of age, whatever the watermarks.  Sets
- * the lending tiers' m->lend_due.
+ * it (s->lend[]) every extent of age, whatever the watermarks, but what
+ * an admin placed there within the tier's cap.  Sets the lending tiers'
+ * m->lend_due.
  */
 static void demote_pass(struct migrator *m, struct scan *s)
 {
@@ -332,16 +360,29 @@ static void demote_pass(struct migrator *m, struct scan *s)
 		struct cand_vec *cv = &s->cold[t];
 		uint32_t due = s->now + LEND_RECHECK_TICKS;
 		bool over = tier_used_bytes(tt) > wm_bytes(tt, fs->opt.high_wm);
+		uint64_t excess = 0; /* placed bytes beyond the cap */
 
 		if (!over && !s->lend[t])
 			continue;
 		vec_sort(cv, by_heat_asc);
+		if (s->lend[t]) {
+			uint64_t placed = 0;
+
+			for (size_t i = 0; i < cv->n; i++)
+				if (cv->v[i].inode && cv->v[i].placed)
+					placed += cv->v[i].bytes;
+			excess = placed > fs->lend_cap ? placed - fs->lend_cap
+						       : 0;
+		}
 		for (size_t i = 0; i < cv->n && !stopping(m); i++) {
 			struct cand *c = &cv->v[i];
 			bool need = over && tier_used_bytes(tt) > low;
 			/* an admin's placement holds against lending, not
-			 * against the watermarks (ctl_action.c) */
-			bool aged = s->lend[t] && !c->placed &&
+			 * against the watermarks (ctl_action.c), and only
+			 * within the cap: the coldest placed bytes beyond
+			 * it are lent as the rest */
+			bool holds = c->placed && excess == 0;
+			bool aged = s->lend[t] && !holds &&
 				    heat_age(s->now, c->stamp) >= LEND_AGE_TICKS;
 			int dst;
 
@@ -351,7 +392,7 @@ static void demote_pass(struct migrator *m, struct scan *s)
 				if (!s->lend[t])
 					break; /* at the low watermark */
 				/* young: due when it comes of age */
-				if (!c->placed &&
+				if (!holds &&
 				    (int32_t)(c->stamp + LEND_AGE_TICKS - due) < 0)
 					due = c->stamp + LEND_AGE_TICKS;
 				continue;
@@ -359,11 +400,15 @@ static void demote_pass(struct migrator *m, struct scan *s)
 			dst = slower_with_room(fs, c);
 			if (dst < 0)
 				continue;
-			if (move(m, c, (unsigned)dst) == 0 && !need) {
-				pthread_mutex_lock(&m->lock);
-				m->stats.lent++;
-				m->stats.lent_bytes += c->bytes;
-				pthread_mutex_unlock(&m->lock);
+			if (move(m, c, (unsigned)dst) == 0) {
+				if (c->placed)
+					excess -= MIN(excess, c->bytes);
+				if (!need) {
+					pthread_mutex_lock(&m->lock);
+					m->stats.lent++;
+					m->stats.lent_bytes += c->bytes;
+					pthread_mutex_unlock(&m->lock);
+				}
 			}
 			c->inode = NULL; /* moved or gone: not a victim */
 		}
@@ -510,7 +555,7 @@ static void fixup_pass(struct migrator *m, struct scan *s)
 static void pass(struct migrator *m)
 {
 	struct tierfs *fs = m->fs;
-	uint64_t begin = mono_ns();
+	uint64_t begin = mig_now_ns(fs);
 	struct scan s = { 0 };
 	uint32_t walk = 0;
 	bool idle = true;
@@ -569,7 +614,7 @@ out:
 	pthread_mutex_unlock(&m->lock);
 	scan_release(fs, &s);
 	pthread_mutex_lock(&m->lock);
-	m->last_end_ns = mono_ns();
+	m->last_end_ns = mig_now_ns(fs);
 	m->last_len_ns = m->last_end_ns - begin;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -599,18 +644,28 @@ static void *migrator_main(void *arg)
 	while (!m->stop) {
 		uint64_t due = next_pass_ns(m);
 
-		if (mono_ns() < due) {
+		if (mig_now_ns(m->fs) < due) {
 			struct timespec ts = ns_to_ts(due);
 
+			if (m->fs->opt.test_clock) {
+				/* caught up with the test's clock: wait
+				 * until it moves (migrator_clock_moved()) */
+				pthread_cond_broadcast(&m->idle);
+				pthread_cond_wait(&m->cond, &m->lock);
+				continue;
+			}
 			/* a kick or stop signals: work out the time again */
 			(void)pthread_cond_timedwait(&m->cond, &m->lock, &ts);
 			continue;
 		}
 		m->kicked = m->urgent = false;
+		m->in_pass = true;
 		pthread_mutex_unlock(&m->lock);
 		pass(m);
 		pthread_mutex_lock(&m->lock);
+		m->in_pass = false;
 	}
+	pthread_cond_broadcast(&m->idle); /* no more passes */
 	pthread_mutex_unlock(&m->lock);
 	return NULL;
 }
@@ -625,9 +680,11 @@ int migrator_start(struct tierfs *fs)
 	m->fs = fs;
 	pthread_mutex_init(&m->lock, NULL);
 	cond_init_mono(&m->cond);
-	m->last_end_ns = mono_ns();
+	pthread_cond_init(&m->idle, NULL);
+	m->last_end_ns = mig_now_ns(fs);
 	r = -pthread_create(&m->thread, NULL, migrator_main, m);
 	if (r < 0) {
+		pthread_cond_destroy(&m->idle);
 		pthread_cond_destroy(&m->cond);
 		pthread_mutex_destroy(&m->lock);
 		free(m);
@@ -652,6 +709,7 @@ void migrator_stop(struct tierfs *fs)
 	pthread_join(m->thread, NULL);
 	if (fs->mig_thr)
 		throttle_resume(fs->mig_thr); /* for moves after this one */
+	pthread_cond_destroy(&m->idle);
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);
 	/*
@@ -684,6 +742,20 @@ void migrator_kick(struct tierfs *fs)
 void migrator_kick_now(struct tierfs *fs)
 {
 	kick(fs, true);
+}
+
+void migrator_clock_moved(struct tierfs *fs)
+{
+	struct migrator *m = tierfs_mig(fs);
+
+	if (!m || !fs->opt.test_clock)
+		return;
+	pthread_mutex_lock(&m->lock);
+	pthread_cond_signal(&m->cond);
+	/* the thread broadcasts idle once no pass is due, or as it stops */
+	while (!m->stop && (m->in_pass || mig_now_ns(fs) >= next_pass_ns(m)))
+		pthread_cond_wait(&m->idle, &m->lock);
+	pthread_mutex_unlock(&m->lock);
 }
 
 int migrator_run_pass(struct tierfs *fs, struct migrate_stats *ret_stats)

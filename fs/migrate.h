@@ -62,6 +62,17 @@ void migrator_kick(struct tierfs *fs);
  * for root's tierctl drain, which waits for nothing else and is not a
  * loop a user can drive. */
 void migrator_kick_now(struct tierfs *fs);
+/*
+ * --test-clock only (options.h): the test's clock has moved on (struct
+ * tierfs, test_clock_ns).  Wakes the thread and returns once every pass
+ * that the new time made due has ended: one when the clock moved at
+ * least MIGRATE_INTERVAL_MS (500 ms) past the end of the last pass, or
+ * the kick gap after a kick, however far it moved (a pass takes no test
+ * time), none otherwise.  Takes mig->lock; call with no lock held, from
+ * a request (as migrator_kick(): none is in flight when the migrator
+ * stops).  Does nothing without a migrator thread or the option.
+ */
+void migrator_clock_moved(struct tierfs *fs);
 
 /*
  * The @k-th tier (1 .. @ntiers - 1) an extent draining off tier @t tries:

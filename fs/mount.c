@@ -231,6 +231,7 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 		if (opt->page_cache == PAGE_CACHE_ONLY &&
 		    (tier_kind_caps(fs->tiers[i]->kind) & TIER_CAP_MEMORY))
 			fs->lending |= 1u << i;
+	fs->lend_cap = TIERFS_LEND_CAP;
 
 	fs->dirty_max = dirty_max_choose(fs, &fs->dirty_asked);
 	fs->dirty_reserve = fs->dirty_max;

@@ -521,6 +521,9 @@ int options_parse_args(int argc, char **argv, struct tierfs_options *opt,
 			opt->show_help = true;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			opt->show_version = true;
+		} else if (!strcmp(a, "--test-clock")) {
+			/* tests only (options.h): no -o, no config key */
+			opt->test_clock = true;
 		} else if (!strcmp(a, "-f")) {
 			opt->foreground = true;
 		} else if (!strcmp(a, "-d")) {

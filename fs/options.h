@@ -144,6 +144,15 @@ struct tierfs_options {
 	bool single_thread;
 	bool show_help;
 	bool show_version;
+	/*
+	 * --test-clock, for tests only (not in --help, not an -o or config
+	 * key): the heat ticks and the migrator's schedule follow a clock
+	 * that stands still until root moves it with user.tierfs.ctl.clock
+	 * (ctl_proto.h; struct tierfs, test_clock_ns), so that a test says
+	 * when time passes instead of sleeping.  The bandwidth limit, the
+	 * memory follower and the log's rate limits keep the real clock.
+	 */
+	bool test_clock;
 };
 
 /**
@@ -172,7 +181,8 @@ int options_add_tier(struct tierfs_options *opt, struct tier_conf *tc,
  * --no-kernel-features; each also as
  * "-o name=value" with '_' for '-'), -f, -d, -s, -o, -h/--help,
  * -V/--version, and one or two positional arguments
- * ([CONFIG_FILE] MOUNTPOINT).  A first argument that is a tierfs source
+ * ([CONFIG_FILE] MOUNTPOINT), and --test-clock (tests only, on the
+ * command line only).  A first argument that is a tierfs source
  * (options_source_is_spec()) goes to opt->source, not config_file.
  * Other options are an error.
  *

@@ -58,7 +58,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
 			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "
 			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
-			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d limit=%llu\n",
+			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d limit=%llu "
+			    "lend_cap=%llu\n",
 			    t->name, tier_kind_name(t->kind),
 			    t->path ? t->path : "-",
 			    LD((uint64_t)t->nslots * fs->extent_size),
@@ -76,7 +77,9 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(LOAD(t->stats.csum_errors)),
 			    LD(LOAD(t->stats.io_errors)),
 			    !!(LOAD(fs->draining) & (1u << i)),
-			    LD(tier_limit_bytes(t)));
+			    LD(tier_limit_bytes(t)),
+			    /* 0: the tier does not lend (migrate.c) */
+			    LD(fs->lending & (1u << i) ? fs->lend_cap : 0));
 	}
 	migrator_get_stats(fs, &ms);
 	kernel_uring_get_stats(&urs);
@@ -105,7 +108,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "uring_retries=%llu uring_buffer_bytes=%llu "
 			    "spliced_writes=%llu spliced_bytes=%llu "
 			    "max_inodes=%llu xattr_bytes=%llu max_xattr_bytes=%llu "
-			    "rss=%llu\n",
+			    "rss=%llu ctl_computed=%llu\n",
 			    fs->extent_size, LD(LOAD(fs->ninodes)),
 			    fs->writeback, fs->killpriv_v2,
 			    fs->opt.page_cache == PAGE_CACHE_DROP   ? "drop"
@@ -118,7 +121,8 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(urs.buffer_bytes),
 			    LD(spliced_w), LD(spliced_b),
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
-			    LD(fs->opt.max_xattr_bytes), LD(self_rss()));
+			    LD(fs->opt.max_xattr_bytes), LD(self_rss()),
+			    LD(LOAD(fs->ctl_computed)));
 	memwatch_get_stats(fs, &mws);
 	if (r == 0)
 		r = strbuf_addf(&out,

@@ -443,6 +443,8 @@ static const struct {
 	  "Limit of the bytes charged by user.* extended attributes (0: none)." },
 	{ "mount", "rss", "tierfs_daemon_resident_bytes", false, 1,
 	  "Resident memory of the daemon." },
+	{ "mount", "ctl_computed", "tierfs_ctl_computed_total", true, 1,
+	  "Computed control attribute values the daemon made (layouts, extent lists, verifies; not the stats)." },
 	{ "migrator", "enabled", "tierfs_migrator_enabled", false, 1,
 	  "1 when the background migrator runs." },
 	{ "migrator", "passes", "tierfs_migrator_passes_total", true, 1,

@@ -204,6 +204,7 @@ struct migrate_job {
 	const struct tierfs_path *mnt; /* the checked PATH argument */
 	const char *tier;
 	uint64_t chunk; /* bytes per request */
+	uint64_t lend_cap; /* the tier lends (--page-cache only): its cap */
 	struct progress pg;
 	uint64_t done;	 /* bytes moved so far, <= pg.total */
 	unsigned failed; /* files not (fully) moved */
@@ -260,7 +261,21 @@ static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
 				migrate_count(j, fp, base, off0);
 				progress_abort(&j->pg);
 				j->failed++;
-				if (r == -ENOSPC) {
+				if (r == -ENOSPC && j->lend_cap) {
+					char c[32];
+
+					/* the daemon's cap, not its room
+					 * (fs/ctl_action.c) */
+					j->stop = true;
+					tierctl_err(
+						"tier '%s' lends its memory (--page-cache only) and holds at most %s: moved %s of %s; '%s' not finished",
+						j->tier,
+						human(j->lend_cap, c, sizeof(c)),
+						human(j->done, h, sizeof(h)),
+						human(j->pg.total, t,
+						      sizeof(t)),
+						qn(path));
+				} else if (r == -ENOSPC) {
 					j->stop = true;
 					tierctl_err(
 						"tier '%s' is full (or draining): moved %s of %s; '%s' not finished",
@@ -374,6 +389,7 @@ static int migrate_path(const char *path, const char *tier, bool quiet)
 		return TIERCTL_EXIT_FAIL;
 	}
 	es = rec_u64(stats_find(&s, "mount", NULL), "extent_size");
+	j.lend_cap = rec_u64(stats_find(&s, "tier", tier), "lend_cap");
 	stats_release(&s);
 	if (!es)
 		es = UINT64_C(1) << 20;

@@ -26,13 +26,44 @@
 #include "size.h"
 #include "banned.h"
 
+/* A malloc'd copy of @buf's first @n bytes and a NUL, or NULL. */
+static char *dup_value(const char *buf, size_t n)
+{
+	char *v = malloc(n + 1);
+
+	if (v) {
+		memcpy(v, buf, n);
+		v[n] = '\0';
+	}
+	return v;
+}
+
+/*
+ * One getxattr with room for the largest value the protocol allows
+ * (TIERFS_XATTR_VALUE_MAX): a computed value is made afresh for each
+ * call -- a directory's layout walks its tree, verify reads the file --
+ * so a size probe first would make it twice.  Only a value larger than
+ * that (ERANGE: not one of ours) falls back to asking its size, then
+ * reading it, again while it keeps growing in between.
+ */
 ssize_t ctl_get(const char *path, const char *name, char **ret_val)
 {
-	/* the value may grow between the size query and the read: retry */
+	_cleanup_free_ char *big = malloc(TIERFS_XATTR_VALUE_MAX);
+	ssize_t n;
+
+	if (!big)
+		return -ENOMEM;
+	n = getxattr(path, name, big, TIERFS_XATTR_VALUE_MAX);
+	if (n >= 0) {
+		*ret_val = dup_value(big, (size_t)n);
+		return *ret_val ? n : -ENOMEM;
+	}
+	if (errno != ERANGE)
+		return -errno;
 	for (int tries = 0; tries < 8; tries++) {
-		ssize_t n = getxattr(path, name, NULL, 0);
 		char *buf;
 
+		n = getxattr(path, name, NULL, 0);
 		if (n < 0)
 			return -errno;
 		buf = malloc((size_t)n + 1);

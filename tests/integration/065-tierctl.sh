@@ -7,7 +7,8 @@
 # in text, JSON (checked with python3 -m json.tool and field by field)
 # and Prometheus format (every line against the exposition grammar,
 # tierfs_up and tierfs_build_info among them; 066 has a dead mount);
-# layout; policy get/set/unset with its error messages; pin/unpin;
+# layout, each computed value read in one call (the daemon's
+# ctl_computed); policy get/set/unset with its error messages; pin/unpin;
 # migrate of a file and of a tree, with a partial ENOSPC, plain progress
 # lines and a progress bar on a pty; drain and drain --undo, and a drain
 # that cannot finish; top --once and -n; scrub, clean and after the file
@@ -347,6 +348,30 @@ tc_run layoutdir layout "$MNT/tree"
 t_eq $RC 0 "layout of a directory"
 # three files of 1M + i*4K hold 3M + 24K, to the 4 KiB unit
 grep -q "^$MNT/tree: ram 0 (0.0%), disk 3.0M (100.0%); total 3.0M$" "$T/layoutdir.out" || t_fail "layout of a directory: $(cat "$T/layoutdir.out")"
+# each computed value once per call (issue 32): tierctl reads it in one
+# getxattr, not a size probe and then a read, which computed it twice
+# (a directory's layout walked the tree twice, scrub read each file
+# twice); the daemon counts what it computed (mount.ctl_computed, the
+# stats text excepted)
+computed() {
+	getfattr --absolute-names --only-values -n user.tierfs.stats "$MNT" |
+		awk '$1 == "mount" { for (i = 2; i <= NF; i++)
+			if (index($i, "ctl_computed=") == 1) print substr($i, 14) }'
+}
+# once_each WANT ARGS... -- tierctl ARGS computes WANT values
+once_each() {
+	local want=$1 c0 c1
+	shift
+	c0=$(computed)
+	[ -n "$c0" ] || t_fail "no ctl_computed in the stats"
+	"$TC" "$@" >/dev/null || t_fail "tierctl $*"
+	c1=$(computed)
+	t_eq "$((c1 - c0))" "$want" "values computed for tierctl $*"
+}
+once_each 1 layout "$MNT/tree"
+once_each 2 layout "$MNT/f" # its extent list (one page) and its totals
+once_each 1 policy get "$MNT/f"
+once_each "$(find "$MNT/tree" -type f | wc -l)" scrub -q "$MNT/tree"
 tc_run layoutbad layout "$MNT/f" /proc/version
 t_eq $RC 1 "layout with a non-tierfs file"
 tc_err_is layoutbad "tierctl: '/proc/version' is not on a tierfs mount"

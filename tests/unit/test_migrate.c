@@ -42,6 +42,7 @@
 #include "throttle.h"
 #include "track.h"
 #include "attr.h"
+#include "ctl.h"
 #include "namespace.h"
 #include "xattr.h"
 
@@ -141,6 +142,14 @@ START_TEST(test_hot_threshold)
 	const uint32_t half = fs->half_life_ticks;
 	struct t_file f;
 
+	/*
+	 * The test clock (--test-clock), stopped 100 s after the mount:
+	 * t_verify()'s read below touches every extent, and on the real
+	 * clock a read a tick or more after t_set_heat() (a loaded TSan
+	 * run) made "just not" hot, which the second pass then moved.
+	 */
+	fs->opt.test_clock = true;
+	fs->test_clock_ns = 100 * UINT64_C(1000000000);
 	t_file_on(&f, "f", 5, 2, 1);
 	t_set_heat(f.ino, 0, hot_min, 0);	   /* just hot */
 	t_set_heat(f.ino, 1, hot_min - 1, 0);	   /* just not */
@@ -548,6 +557,65 @@ START_TEST(test_kicks_coalesce)
 }
 END_TEST
 
+static uint64_t t_passes(void)
+{
+	struct migrate_stats st;
+
+	migrator_get_stats(fs, &st);
+	return st.passes;
+}
+
+static int t_clock(const char *ms)
+{
+	return ctl_clock(fs, ms, strlen(ms));
+}
+
+/*
+ * --test-clock (issue 32): the heat ticks and the migrator thread follow
+ * the test's clock, and moving it returns once the pass it made due has
+ * ended: one pass per 500 ms of test time however far it moved, a
+ * kicked one after the 250 ms gap, none before; not a millisecond of
+ * it passes by itself.  Malformed steps are refused, and a mount
+ * without the option knows no such control.
+ */
+START_TEST(test_test_clock)
+{
+	static const char *const bad[] = { "", "-1", "1x", " 5", "86400001",
+					   "99999999999999999999999" };
+
+	ck_assert_int_eq(t_clock("500"), -EINVAL); /* no --test-clock */
+	fs->opt.test_clock = true; /* as the option would, before start */
+	ck_assert_uint_eq(tierfs_tick(fs), 0);
+	ck_assert_int_eq(migrator_start(fs), 0);
+	ck_assert_int_eq(t_clock("100"), 0);
+	ck_assert_uint_eq(t_passes(), 0);
+	ck_assert_uint_eq(tierfs_tick(fs), 1);
+	ck_assert_int_eq(t_clock("399"), 0);
+	ck_assert_uint_eq(t_passes(), 0);
+	ck_assert_int_eq(t_clock("1"), 0); /* 500 ms after the start */
+	ck_assert_uint_eq(t_passes(), 1);
+	ck_assert_int_eq(t_clock("5000"), 0);
+	ck_assert_uint_eq(t_passes(), 2);
+	ck_assert_uint_eq(tierfs_tick(fs), 55);
+	ck_assert_int_eq(t_clock("0"), 0);
+	ck_assert_uint_eq(t_passes(), 2);
+	/* a kick: due 250 ms after the last pass, not sooner */
+	migrator_kick(fs);
+	ck_assert_int_eq(t_clock("249"), 0);
+	ck_assert_uint_eq(t_passes(), 2);
+	ck_assert_int_eq(t_clock("1"), 0);
+	ck_assert_uint_eq(t_passes(), 3);
+	/* the real clock moves nothing: 50 ms of it, no pass, same tick */
+	nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+	ck_assert_uint_eq(t_passes(), 3);
+	ck_assert_uint_eq(tierfs_tick(fs), 57);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(t_clock(bad[i]), -EINVAL);
+	ck_assert_uint_eq(tierfs_tick(fs), 57);
+	migrator_stop(fs);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* what a pass costs: the tracker (issue 12) */
 
@@ -870,6 +938,49 @@ START_TEST(test_lost_notes_full_look)
 }
 END_TEST
 
+/*
+ * --page-cache only (issue 32): what an admin placed in a lending tier
+ * holds there within the tier's cap, and beyond it the coldest placed
+ * extents are lent as any other (two tierctl moves at once may both
+ * pass ctl_action.c's check; an owner must not keep the tier above the
+ * cap).  Cap 2 extents, 4 placed: the 2 coldest go down, then nothing.
+ */
+START_TEST(test_lend_cap_counts_placed)
+{
+	struct migrate_stats st;
+	struct t_file f;
+
+	t_file_on(&f, "f", 4, 0, 1);
+	fs->lending = 1u << 0;
+	fs->lend_cap = 2 * EXT;
+	for (uint64_t i = 0; i < 4; i++) {
+		struct extent *e;
+
+		pthread_rwlock_wrlock(&f.ino->i_dlock);
+		e = extent_map_lookup(&f.ino->i_map, i);
+		e->flags |= EXTENT_F_PLACED;
+		pthread_rwlock_unlock(&f.ino->i_dlock);
+		/* 10 s old, well past LEND_AGE_TICKS; 0 and 2 coldest */
+		t_set_heat(f.ino, i, i % 2 ? 200 : 20,
+			   10 * HEAT_TICKS_PER_SEC);
+	}
+	st = t_pass();
+	ck_assert_uint_eq(st.lent, 2);
+	ck_assert_int_eq(t_tier_of(f.ino, 0), 1);
+	ck_assert_int_eq(t_tier_of(f.ino, 1), 0);
+	ck_assert_int_eq(t_tier_of(f.ino, 2), 1);
+	ck_assert_int_eq(t_tier_of(f.ino, 3), 0);
+	ck_assert_uint_le(tier_used_bytes(fs->tiers[0]), fs->lend_cap);
+	/* within the cap a placement holds */
+	t_set_heat(f.ino, 1, 200, 10 * HEAT_TICKS_PER_SEC);
+	st = t_pass();
+	ck_assert_uint_eq(st.moved, 0);
+	ck_assert_uint_eq(t_count_on(f.ino, 0), 2);
+	t_verify(fs, &f);
+	t_file_done(&f);
+}
+END_TEST
+
 static Suite *migrate_suite(void)
 {
 	Suite *s = suite_create("migrate");
@@ -889,6 +1000,8 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_drain_order);
 	tcase_add_test(tc, test_drain_frees_in_runs);
 	tcase_add_test(tc, test_kicks_coalesce);
+	tcase_add_test(tc, test_lend_cap_counts_placed);
+	tcase_add_test(tc, test_test_clock);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tracking");

@@ -297,6 +297,7 @@ static const struct args_case {
 	bool drop; /* --page-cache drop */
 	bool only; /* --page-cache only */
 	bool no_follow; /* --no-memory-follow */
+	bool test_clock; /* --test-clock (tests only) */
 	uint64_t mem_reserve;
 	uint64_t dirty_max;
 	uint64_t max_inodes, max_xattr; /* with their _set flags */
@@ -410,6 +411,9 @@ static const struct args_case {
 	  .max_xattr = KiB },
 	{ A("--max-xattr-bytes", "/mnt"),
 	  BAD("cannot parse xattr limit '/mnt'") },
+	/* --test-clock, for tests: the command line only, no value */
+	{ A("--test-clock", "/mnt"), OK("/mnt"), .test_clock = true },
+	{ A("--test-clock=1", "/mnt"), BAD("unknown option '--test-clock=1'") },
 	/* unknown options */
 	{ A("-x", "/mnt"), BAD("unknown option '-x' (see tierfs --help)") },
 	{ A("--bogus", "/mnt"), BAD("unknown option '--bogus'") },
@@ -457,6 +461,7 @@ START_TEST(test_options_parse_args_table)
 		ck_assert_int_eq(opt.page_cache == PAGE_CACHE_DROP, c->drop);
 		ck_assert_int_eq(opt.page_cache == PAGE_CACHE_ONLY, c->only);
 		ck_assert_int_eq(opt.no_memory_follow, c->no_follow);
+		ck_assert_int_eq(opt.test_clock, c->test_clock);
 		ck_assert_uint_eq(opt.memory_reserve, c->mem_reserve);
 		ck_assert_uint_eq(opt.dirty_max, c->dirty_max);
 		ck_assert_uint_eq(opt.max_inodes, c->max_inodes);

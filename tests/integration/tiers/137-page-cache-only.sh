@@ -25,6 +25,9 @@
 #    file tier, and the file tier's share goes direct, around the
 #    slab's page cache (fincore of the slab); with keep it is cached
 #    there;
+#  - a non-root owner's `tierctl migrate` of a 160M file into that RAM
+#    tier (256M, the migrator on) stops at the 64M cap with a clear
+#    error, and RAM holds at most 64M then and passes later;
 #  - the same 8M with --page-cache keep stays in RAM (lent 0): the checks
 #    above can tell the modes apart.
 # Waiting is on conditions (RAM used, lent) with hang limits, and on
@@ -140,6 +143,30 @@ drop_caches
 pat_v -s 6 "$MNT/c" 0 160M
 c=$(slab_cached)
 [ "$c" -le $((4 * M)) ] || t_fail "the slab's page cache holds $c bytes after reading back"
+# the cap holds against an owner's migrate (issue 32): a user who
+# moves a 160M file into the lending RAM tier gets its first 64M there
+# and a clear error for the rest, and passes later RAM still holds no
+# more than the cap (before, all 160M stayed there, held twice)
+TC=${TIERCTL:-$(dirname "$TIERFS_BIN")/../tools/tierctl}
+if [ -x "$TC" ]; then
+	t_remount -o allow_other --page-cache only --tier ram=ram:256M --tier disk=file:"$T/disk":256M
+	mkdir "$MNT/u" && chown 4242:4242 "$MNT/u" || t_fail "mkdir u"
+	out=$(t_as 4242:4242 "$P" w -b 1M -s 9 "$MNT/u/e" 0 160M 2>&1) || t_fail "write u/e as 4242: $out"
+	sync -f "$MNT" || t_fail "sync -f"
+	wait_for 30 'RAM not emptied: used $(tstat ram used), lent $(mstat lent)' ram_empty
+	out=$(t_as 4242:4242 "$TC" migrate -q "$MNT/u/e" ram 2>&1) &&
+		t_fail "tierctl migrate of 160M into a lending RAM tier with a 64M cap succeeded"
+	t_like "$out" "tierctl: tier 'ram' lends its memory (--page-cache only) and holds at most 64M: moved 64M of 160M; '$MNT/u/e' not finished" "tierctl migrate past the cap"
+	u=$(tstat ram used)
+	[ "$u" -le $((64 * M)) ] || t_fail "RAM used after an owner's migrate into a lending tier with a 64M cap: $u"
+	wait_passes 8
+	u=$(tstat ram used)
+	[ "$u" -le $((64 * M)) ] || t_fail "RAM used 8 passes after an owner's migrate: $u"
+	t_eq "$(on_tier ram "$MNT/u/e")" "$u" "RAM bytes of u/e"
+	drop_caches
+	pat_v -s 9 "$MNT/u/e" 0 160M
+fi
+
 # keep, same tiers: RAM takes 100M, the page cache of the slab is the
 # control (a file tier-only mount caches what it writes)
 t_remount --no-migrate --tier disk=file:"$T/disk":256M

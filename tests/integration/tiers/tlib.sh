@@ -28,6 +28,14 @@
 #                           passes in a row (bounded): a move holds a slot
 #                           on both tiers until it switches, so counters
 #                           are compared only on an idle mount
+#   clock_step MS           move the test clock of a mount started with
+#                           --test-clock (fs/options.h; the heat and the
+#                           migrator's schedule follow it) MS milliseconds
+#                           on; returns once the migrator pass that made
+#                           due, if any, has ended
+#   clock_pass              clock_step 500: exactly one migrator pass
+#                           (MIGRATE_INTERVAL_MS), checked, and a new pass
+#                           of the heat model (more than HEAT_PASS_GAP)
 #   t_soft_fail MSG         report a failure now but go on, so that one run
 #                           shows every independent problem; t_done fails
 #                           the test at the end
@@ -124,6 +132,18 @@ wait_idle() {
 		fi
 	done
 	[ "$quiet" -ge 3 ] || t_fail "the migrator did not go idle: moved $(mstat moved)"
+}
+
+clock_step() {
+	setfattr -n user.tierfs.ctl.clock -v "$1" "$MNT" ||
+		t_fail "cannot move the test clock $1 ms on"
+}
+
+clock_pass() {
+	local p
+	p=$(mstat passes)
+	clock_step 500
+	t_eq "$(mstat passes)" $((p + 1)) "migrator passes after 500 ms of test time"
 }
 
 T_SOFT=()
