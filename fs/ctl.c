@@ -272,23 +272,27 @@ static bool viewer_may_list(const struct viewer *v, struct tfs_inode *d)
 
 /*
  * The walk of a directory layout holds ns_lock (shared) for at most
- * LAYOUT_BATCH entries at a time and never while it takes a data lock:
- * it pins the files and directories of a batch, drops ns_lock, sums the
- * files (each under its own data lock, one at a time) and unpins them,
- * then takes ns_lock again for the next batch, resuming the directory at
- * the cookie where it stopped.  A directory waits on the stack, pinned,
- * until it is listed.  A create, rename or unlink therefore waits for one
- * batch at most; what changes during the walk is counted as a readdir
- * would see it (entries that lived throughout exactly once).
+ * LAYOUT_BATCH entries at a time: it pins the files and directories of
+ * a batch, drops ns_lock, sums the files and unpins them, then takes
+ * ns_lock again for the next batch, resuming the directory at the cookie
+ * where it stopped.  A directory waits on the stack, pinned, until it is
+ * listed.  A create, rename or unlink therefore waits for one batch at
+ * most; what changes during the walk is counted as a readdir would see
+ * it (entries that lived throughout exactly once).  A file's bytes per
+ * tier are its counters (data_layout()), read without its data lock: a
+ * writer stuck in a hung tier holds that lock, and a walk that waited
+ * for it would hold up every walk after it (issue 32).
  */
 #define LAYOUT_BATCH 256
 
 /*
- * One directory layout walk at a time (per daemon, which serves one
- * mount): ns_lock prefers readers, so walks in several threads, each
- * holding it shared half of the time, would leave a create or unlink
- * almost no moment to take it exclusive.  One walk leaves a gap after
- * every batch, and yields there so that a waiting writer gets it.
+ * One batch of a directory layout walk at a time (per daemon, which
+ * serves one mount): ns_lock prefers readers, so walks in several
+ * threads, each holding it shared most of the time, would leave a
+ * create or unlink almost no moment to take it exclusive.  Taken for
+ * the batch only, so that walks of several users interleave batch by
+ * batch instead of queueing whole behind each other; dropped with a
+ * yield after each, so that a waiting writer gets ns_lock.
  */
 static pthread_mutex_t layout_walk_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -364,14 +368,15 @@ static int layout_walk(struct tierfs *fs, struct tfs_inode *dir,
 		inode_unpin(fs, dir);
 		return r;
 	}
-	pthread_mutex_lock(&layout_walk_lock);
 	while (w.n > 0) {
 		struct tfs_inode *done = NULL;
 
+		pthread_mutex_lock(&layout_walk_lock);
 		pthread_rwlock_rdlock(&fs->ns_lock);
 		if (walk_batch(fs, &w, v))
 			done = w.stack[--w.n].dir;
 		pthread_rwlock_unlock(&fs->ns_lock);
+		pthread_mutex_unlock(&layout_walk_lock);
 		sched_yield(); /* a writer that waited goes first */
 		if (done)
 			inode_unpin(fs, done);
@@ -387,9 +392,7 @@ static int layout_walk(struct tierfs *fs, struct tfs_inode *dir,
 			if (added < 0)
 				r = added;
 			if (r == 0 && added) {
-				pthread_rwlock_rdlock(&c->i_dlock);
 				data_layout(fs, c, b);
-				pthread_rwlock_unlock(&c->i_dlock);
 				for (unsigned t = 0; t < fs->ntiers; t++)
 					bytes[t] += b[t];
 			}
@@ -406,7 +409,6 @@ static int layout_walk(struct tierfs *fs, struct tfs_inode *dir,
 		if (r < 0)
 			break;
 	}
-	pthread_mutex_unlock(&layout_walk_lock);
 	/* on failure: let go of what waits on the stack */
 	while (w.n > 0)
 		inode_unpin(fs, w.stack[--w.n].dir);
@@ -480,9 +482,7 @@ static int layout_text(struct tierfs *fs, struct tfs_inode *inode,
 	int r = 0;
 
 	if (inode->i_type == S_IFREG) {
-		pthread_rwlock_rdlock(&inode->i_dlock);
 		data_layout(fs, inode, bytes);
-		pthread_rwlock_unlock(&inode->i_dlock);
 	} else if (inode->i_type == S_IFDIR) {
 		struct viewer *v = malloc(sizeof(*v));
 

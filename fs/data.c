@@ -104,7 +104,7 @@ static ssize_t do_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		r = 0;
 	}
 	if (r == 0)
-		quota_io_read(inode->i_quota, done, below);
+		quota_io_read(inode_quota(inode), done, below);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return r < 0 ? r : (ssize_t)done;
 }
@@ -185,7 +185,7 @@ static int do_read_begin(struct tierfs *fs, struct tfs_inode *inode,
 		pthread_rwlock_unlock(&inode->i_dlock);
 		return r;
 	}
-	quota_io_read(inode->i_quota, done, below);
+	quota_io_read(inode_quota(inode), done, below);
 	*ret_niov = n;
 	return 0;
 }
@@ -598,7 +598,7 @@ ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
 	done = write_extents(fs, inode, &pol, src, len, off, &w);
 	data_bulk_end(bulk);
 	write_done(inode, &w);
-	quota_io_write(inode->i_quota, w.stored);
+	quota_io_write(inode_quota(inode), w.stored);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return done > 0 ? (ssize_t)done : w.err;
 }
@@ -638,9 +638,9 @@ int data_writeback_src(struct tierfs *fs, struct tfs_inode *inode,
 	write_done(inode, &w);
 	if (w.err && inode->i_wb)
 		inode->i_wb->fail_bytes += w.lost;
-	quota_io_write(inode->i_quota, w.stored);
+	quota_io_write(inode_quota(inode), w.stored);
 	if (w.err)
-		quota_io_wb_error(inode->i_quota, w.lost);
+		quota_io_wb_error(inode_quota(inode), w.lost);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	*ret_lost = w.lost;
 	*ret_first = w.first;
@@ -1069,12 +1069,11 @@ out:
 void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 		 uint64_t bytes[TIER_MAX_CONF])
 {
-	const struct extent *e;
-	uint64_t idx;
+	const uint64_t *tb = inode_tier_bytes(inode);
 
 	memset(bytes, 0, sizeof(uint64_t) * TIER_MAX_CONF);
-	extent_for_each(&inode->i_map, e, idx)
-		bytes[e->tier] += tier_held(fs->tiers[e->tier], e->slot);
+	for (unsigned t = 0; t < fs->ntiers; t++)
+		bytes[t] = __atomic_load_n(&tb[t], __ATOMIC_RELAXED);
 }
 
 

@@ -116,7 +116,8 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 		  struct tfs_inode *out, uint64_t off_out, size_t len);
 int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	       int whence, uint64_t *ret_off);
-/* Bytes held on each tier by @inode; caller holds i_dlock shared. */
+/* Bytes held on each tier by @inode: its counters (inode_tier_bytes()),
+ * read without a lock, so that no layout waits for a writer (issue 32). */
 void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 		 uint64_t bytes[TIER_MAX_CONF]);
 /*

@@ -173,7 +173,7 @@ struct extent *extent_place(struct tierfs *fs, struct tfs_inode *inode,
 	}
 	bytes_add(inode, (int64_t)tier_held(fs->tiers[e.tier], e.slot));
 	if (e.tier) /* the job report (issue 19) */
-		quota_io_spill(inode->i_quota,
+		quota_io_spill(inode_quota(inode),
 			       tier_held(fs->tiers[e.tier], e.slot));
 	track_add(fs, inode, idx, e.tier, pol);
 	return extent_map_lookup(&inode->i_map, idx);
@@ -278,7 +278,7 @@ static int extent_relocate(struct tierfs *fs, struct tfs_inode *inode,
 			/* the job report (issue 19): what it brought down
 			 * from tier 0 spilled too */
 			if (t)
-				quota_io_spill(inode->i_quota,
+				quota_io_spill(inode_quota(inode),
 					       src ? now - held : now);
 			return 0;
 		}
@@ -323,7 +323,7 @@ int extent_grow(struct tierfs *fs, struct tfs_inode *inode, uint64_t idx,
 			e->wgen = ++inode->i_wgen;
 			bytes_add(inode, (int64_t)need);
 			if (e->tier) /* the job report (issue 19) */
-				quota_io_spill(inode->i_quota, need);
+				quota_io_spill(inode_quota(inode), need);
 			return 0;
 		}
 		quota_uncharge(fs, inode, e->tier, need);

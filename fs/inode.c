@@ -41,13 +41,14 @@ struct timespec now_ts(void)
  * 64-byte table would add 40 bytes to each; the remainder is rounded so
  * that the allocation keeps the struct's alignment.
  */
-static size_t inode_size(mode_t type)
+static size_t inode_size(mode_t type, unsigned ntiers)
 {
 	size_t head = offsetof(struct tfs_inode, i_map), part;
 
 	switch (type) {
 	case S_IFREG:
-		part = sizeof(struct extent_map);
+		/* the extent map, then the bytes per tier */
+		part = sizeof(struct extent_map) + ntiers * sizeof(uint64_t);
 		break;
 	case S_IFDIR:
 		part = sizeof(struct tfs_dir);
@@ -103,7 +104,7 @@ struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 		errno = ENOSPC;
 		return NULL;
 	}
-	inode = calloc(1, inode_size(mode & S_IFMT));
+	inode = calloc(1, inode_size(mode & S_IFMT, fs->ntiers));
 	if (!inode) {
 		inode_uncharge(fs, 1);
 		errno = ENOMEM;

@@ -45,6 +45,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h> /* S_IF* for i_type */
 #include <sys/types.h>
@@ -132,7 +133,9 @@ struct tfs_inode {
 	/*
 	 * Quota (quota.h): a directory's own node (ns_lock; once set, kept
 	 * until the inode is freed), or the node a regular file is charged
-	 * to (ns_lock and i_dlock to write: either lock reads it).  One
+	 * to (ns_lock exclusive and quota.c's quota_lock to write, with an
+	 * atomic store: ns_lock or quota_lock reads it, and the data path's
+	 * counters of the job report read it with inode_quota()).  One
 	 * reference, dropped by quota_release().
 	 */
 	struct quota *i_quota;
@@ -169,6 +172,29 @@ struct tfs_inode {
 		dev_t i_rdev;		 /* S_IFCHR, S_IFBLK; immutable */
 	};
 };
+
+/* A file's quota node for the data path's I/O counters (quota_io_*()),
+ * which hold no lock that keeps it: a node a writer read just before a
+ * quota set moved the file lives on (its directory is an ancestor of
+ * the new node's), and counts what it was given. */
+static inline struct quota *inode_quota(struct tfs_inode *inode)
+{
+	return __atomic_load_n(&inode->i_quota, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A regular file's bytes on each tier, fs->ntiers counters right after
+ * its extent map (inode_size()): what its extents hold there, as
+ * charged where they take, give back and move space (quota.c, under
+ * its quota_lock, whether a quota is set or not).  Relaxed atomics, so
+ * that a layout reads them without the file's data lock, which a
+ * writer stuck in a hung tier may hold for long (issue 32).
+ */
+static inline uint64_t *inode_tier_bytes(struct tfs_inode *inode)
+{
+	return (uint64_t *)((char *)inode + offsetof(struct tfs_inode, i_map) +
+			    sizeof(struct extent_map));
+}
 
 /* The directory part of @inode, or NULL if it is not a directory: what
  * dir_add(), dir_remove() and dir_set_inode() take as @sub. */

@@ -266,15 +266,40 @@ void quota_io_sum(struct quota *q, struct quota_io *ret)
 
 /* ---- data path ---- */
 
+/*
+ * @inode's own bytes on tier @t (inode_tier_bytes()) change by @bytes,
+ * up (@up) or down: every charge of a file moves them, whether a quota
+ * is set above it or not, so that a quota set later takes exactly what
+ * the file holds (adopt_file()), and a layout reads them without the
+ * file's data lock.  quota_lock held: the one writer; relaxed atomic
+ * stores for the lock-free readers.
+ */
+static void file_bytes(struct tfs_inode *inode, unsigned t, uint64_t bytes,
+		       bool up)
+{
+	uint64_t *tb;
+	uint64_t v;
+
+	if (inode->i_type != S_IFREG)
+		return;
+	tb = inode_tier_bytes(inode);
+	v = __atomic_load_n(&tb[t], __ATOMIC_RELAXED);
+	v = up ? v + bytes : v - MIN(v, bytes);
+	__atomic_store_n(&tb[t], v, __ATOMIC_RELAXED);
+}
+
 int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 		 uint64_t bytes)
 {
-	int r;
+	int r = 0;
 
-	if (!inode->i_quota || bytes == 0)
+	if (bytes == 0)
 		return 0;
 	pthread_mutex_lock(&quota_lock);
-	r = quota_chain_charge(inode->i_quota, t, bytes);
+	if (inode->i_quota)
+		r = quota_chain_charge(inode->i_quota, t, bytes);
+	if (r == 0)
+		file_bytes(inode, t, bytes, true);
 	pthread_mutex_unlock(&quota_lock);
 	return r;
 }
@@ -282,19 +307,22 @@ int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 int quota_charge_relocating(struct tierfs *fs, struct tfs_inode *inode,
 			    unsigned t, uint64_t bytes)
 {
-	int r;
+	int r = 0;
 
-	if (!inode->i_quota || bytes == 0)
+	if (bytes == 0)
 		return 0;
 	pthread_mutex_lock(&quota_lock);
-	r = chain_charge(inode->i_quota, t, bytes, false);
+	if (inode->i_quota)
+		r = chain_charge(inode->i_quota, t, bytes, false);
+	if (r == 0)
+		file_bytes(inode, t, bytes, true);
 	pthread_mutex_unlock(&quota_lock);
 	return r;
 }
 
 void quota_settle(struct tierfs *fs, struct tfs_inode *inode)
 {
-	if (!inode->i_quota)
+	if (!inode_quota(inode))
 		return;
 	pthread_mutex_lock(&quota_lock);
 	for (struct quota *p = inode->i_quota; p; p = p->q_parent)
@@ -305,22 +333,29 @@ void quota_settle(struct tierfs *fs, struct tfs_inode *inode)
 void quota_uncharge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 		    uint64_t bytes)
 {
-	if (!inode->i_quota || bytes == 0)
+	if (bytes == 0)
 		return;
 	pthread_mutex_lock(&quota_lock);
-	quota_chain_uncharge(inode->i_quota, t, bytes);
+	if (inode->i_quota)
+		quota_chain_uncharge(inode->i_quota, t, bytes);
+	file_bytes(inode, t, bytes, false);
 	pthread_mutex_unlock(&quota_lock);
 }
 
 int quota_move(struct tierfs *fs, struct tfs_inode *inode, unsigned src,
 	       unsigned dst, uint64_t bytes)
 {
-	int r;
+	int r = 0;
 
-	if (!inode->i_quota || bytes == 0)
+	if (bytes == 0 || src == dst)
 		return 0;
 	pthread_mutex_lock(&quota_lock);
-	r = quota_chain_move(inode->i_quota, src, dst, bytes);
+	if (inode->i_quota)
+		r = quota_chain_move(inode->i_quota, src, dst, bytes);
+	if (r == 0) {
+		file_bytes(inode, src, bytes, false);
+		file_bytes(inode, dst, bytes, true);
+	}
 	pthread_mutex_unlock(&quota_lock);
 	return r;
 }
@@ -330,7 +365,7 @@ bool quota_tier_room(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
 {
 	bool ok = true;
 
-	if (!inode->i_quota)
+	if (!inode_quota(inode))
 		return true;
 	pthread_mutex_lock(&quota_lock);
 	for (struct quota *p = inode->i_quota; p && ok; p = p->q_parent)
@@ -479,35 +514,38 @@ void quota_release(struct tfs_inode *inode)
 
 /* ---- the attributes ---- */
 
-/* File @f below the new node @nq: if it belonged to @above, it moves to
- * @nq, which takes its usage.  ns_lock exclusive; takes i_dlock. */
+/*
+ * File @f below the new node @nq: if it belonged to @above, it moves to
+ * @nq, which takes its usage: exactly its own bytes per tier, which
+ * every charge of @f moves under quota_lock (file_bytes()), so that no
+ * charge falls between what @nq takes and the switch.  ns_lock
+ * exclusive; takes quota_lock, never @f's data lock, which a writer
+ * stuck in a hung tier may hold (issue 32: the quota set waited, with
+ * ns_lock held, and every namespace request of every user with it).
+ */
 static void adopt_file(struct tierfs *fs, struct tfs_inode *f,
 		       struct quota *nq, struct quota *above)
 {
-	uint64_t n[TIER_MAX_CONF] = { 0 };
-	const struct extent *e;
-	uint64_t idx;
+	const uint64_t *tb = inode_tier_bytes(f);
 
-	pthread_rwlock_wrlock(&f->i_dlock);
+	pthread_mutex_lock(&quota_lock);
 	if (f->i_quota != above) {
 		/* in a node below already, or counted (a second name) */
-		pthread_rwlock_unlock(&f->i_dlock);
+		pthread_mutex_unlock(&quota_lock);
 		return;
 	}
-	extent_for_each(&f->i_map, e, idx)
-		n[e->tier] += tier_held(fs->tiers[e->tier], e->slot);
-	pthread_mutex_lock(&quota_lock);
 	for (unsigned t = 0; t < fs->ntiers; t++) {
-		nq->q_used += n[t];
-		nq->q_tused[t] += n[t];
+		uint64_t n = __atomic_load_n(&tb[t], __ATOMIC_RELAXED);
+
+		nq->q_used += n;
+		nq->q_tused[t] += n;
 	}
 	nq->q_peak = MAX(nq->q_peak, nq->q_used);
 	nq->q_refs++;
 	if (above)
 		quota_put_locked(above); /* its directory holds it too */
-	f->i_quota = nq;
+	__atomic_store_n(&f->i_quota, nq, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&quota_lock);
-	pthread_rwlock_unlock(&f->i_dlock);
 }
 
 /* Node @m of a directory below the new node @nq: if it hung from

@@ -37,10 +37,14 @@
  * Locking.  quota_lock (static in quota.c) guards every node's fields;
  * it is the innermost lock of the mount (taken under ns_lock, i_dlock,
  * i_lock, never around another lock).  A file's i_quota is written
- * with ns_lock exclusive and i_dlock exclusive (creation: before
- * anyone sees the file), so either lock alone reads it; a directory's
- * i_quota is written with ns_lock exclusive.  Each function says what
- * it needs.
+ * with ns_lock exclusive and quota_lock (creation: before anyone sees
+ * the file), so either lock reads it, and the data path's counters read
+ * it with inode_quota(); never under the file's data lock, which a
+ * writer stuck in a hung tier may hold (issue 32).  Every charge of a
+ * file also moves its own bytes per tier (inode_tier_bytes()) under
+ * quota_lock, quota or not: what a quota set later takes from it, and
+ * what a layout reads.  A directory's i_quota is written with ns_lock
+ * exclusive.  Each function says what it needs.
  *
  * Lifetime: a node is referenced by its directory, by each file whose
  * i_quota it is and by each node below it; quota_release() drops an

@@ -39,6 +39,32 @@ static char *dup_value(const char *buf, size_t n)
 }
 
 /*
+ * The daemon refuses a long request (a directory's layout, verify,
+ * migrate) with EAGAIN when this user already has its share of them
+ * running, or the CPU's queue its share of long requests (fs/gate.h):
+ * nothing waits there on a thread of the daemon, so tierctl waits here,
+ * 20 ms and doubling up to 1 s, for at most CTL_BUSY_WAIT_MS, before it
+ * gives up with EAGAIN.  @waited_ms counts what was waited so far.
+ */
+#define CTL_BUSY_WAIT_MS (10 * 60 * 1000)
+
+static bool busy_retry(int err, unsigned *delay_ms, unsigned *waited_ms)
+{
+	struct timespec ts;
+
+	if (err != EAGAIN || *waited_ms >= CTL_BUSY_WAIT_MS)
+		return false;
+	if (!*delay_ms)
+		*delay_ms = 20;
+	ts.tv_sec = *delay_ms / 1000;
+	ts.tv_nsec = (long)(*delay_ms % 1000) * 1000000L;
+	(void)nanosleep(&ts, NULL);
+	*waited_ms += *delay_ms;
+	*delay_ms = MIN(2 * *delay_ms, 1000u);
+	return true;
+}
+
+/*
  * One getxattr with room for the largest value the protocol allows
  * (TIERFS_XATTR_VALUE_MAX): a computed value is made afresh for each
  * call -- a directory's layout walks its tree, verify reads the file --
@@ -49,11 +75,14 @@ static char *dup_value(const char *buf, size_t n)
 ssize_t ctl_get(const char *path, const char *name, char **ret_val)
 {
 	_cleanup_free_ char *big = malloc(TIERFS_XATTR_VALUE_MAX);
+	unsigned delay = 0, waited = 0;
 	ssize_t n;
 
 	if (!big)
 		return -ENOMEM;
-	n = getxattr(path, name, big, TIERFS_XATTR_VALUE_MAX);
+	do
+		n = getxattr(path, name, big, TIERFS_XATTR_VALUE_MAX);
+	while (n < 0 && busy_retry(errno, &delay, &waited));
 	if (n >= 0) {
 		*ret_val = dup_value(big, (size_t)n);
 		return *ret_val ? n : -ENOMEM;
@@ -84,9 +113,13 @@ ssize_t ctl_get(const char *path, const char *name, char **ret_val)
 
 int ctl_set(const char *path, const char *name, const char *value)
 {
-	if (setxattr(path, name, value, strlen(value), 0) < 0)
-		return -errno;
-	return 0;
+	unsigned delay = 0, waited = 0;
+	int r;
+
+	do
+		r = setxattr(path, name, value, strlen(value), 0);
+	while (r < 0 && busy_retry(errno, &delay, &waited));
+	return r < 0 ? -errno : 0;
 }
 
 /* The run in hand, held back until the next one shows that a page

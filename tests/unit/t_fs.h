@@ -242,10 +242,38 @@ static inline ssize_t t_write(struct tierfs *fs, struct t_file *f,
 }
 
 /* Read the whole file and compare it with the shadow. */
+/*
+ * The file's bytes per tier (inode_tier_bytes(), what a layout reads
+ * without a lock, issue 32) are what its extents hold there, and add up
+ * to st_blocks' bytes.  With no operation on the file in flight.
+ */
+static inline void t_assert_tier_bytes(struct tierfs *fs,
+				       struct tfs_inode *inode)
+{
+	uint64_t held[TIER_MAX_CONF] = { 0 }, sum = 0;
+	const struct extent *e;
+	uint64_t idx;
+
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	extent_for_each(&inode->i_map, e, idx)
+		held[e->tier] += tier_held(fs->tiers[e->tier], e->slot);
+	for (unsigned t = 0; t < fs->ntiers; t++) {
+		ck_assert_msg(inode_tier_bytes(inode)[t] == held[t],
+			      "tier %u: counted %llu, extents hold %llu", t,
+			      (unsigned long long)inode_tier_bytes(inode)[t],
+			      (unsigned long long)held[t]);
+		sum += held[t];
+	}
+	ck_assert_uint_eq(inode->i_bytes, sum);
+	pthread_rwlock_unlock(&inode->i_dlock);
+}
+
 static inline void t_verify(struct tierfs *fs, struct t_file *f)
 {
 	uint8_t *buf = malloc(f->cap + 1);
 	ssize_t r;
+
+	t_assert_tier_bytes(fs, f->ino);
 
 	ck_assert_ptr_nonnull(buf);
 	ck_assert_uint_eq(f->ino->i_size, f->size);
