@@ -471,6 +471,10 @@ int options_load_config(struct tierfs_options *opt, char *err,
 		opt->half_life = s.file.half_life;
 	if (!opt->promote_passes)
 		opt->promote_passes = s.file.promote_passes;
+	if (!opt->tier_timeout_set) {
+		opt->tier_timeout = s.file.tier_timeout;
+		opt->tier_timeout_set = s.file.tier_timeout_set;
+	}
 	opt->no_migrate |= s.file.no_migrate;
 	opt->no_writeback_cache |= s.file.no_writeback_cache;
 	opt->no_kernel_features |= s.file.no_kernel_features;

@@ -446,7 +446,11 @@ static int verify_text(struct tierfs *fs, struct tfs_inode *inode,
 		const struct extent *e;
 		struct tier *t;
 
-		pthread_rwlock_rdlock(&inode->i_dlock);
+		/* a writer stuck in a stalled tier: give up (EIO) */
+		if (data_lock(fs, inode, false) < 0) {
+			free(buf);
+			return -EIO;
+		}
 		e = extent_map_next(&inode->i_map, idx, &idx);
 		if (!e) {
 			pthread_rwlock_unlock(&inode->i_dlock);

@@ -59,6 +59,60 @@
 #include "macro.h"
 #include "banned.h"
 
+/*
+ * Take @inode's data lock for a request (issue 32).  A writer whose
+ * tier stopped answering holds the lock until the medium answers, maybe
+ * never: a request that waits for it waits in slices, and once it has
+ * waited the tier timeout while some tier of the mount is stalled
+ * (tier_stalled()), it gives up with EIO instead of holding its thread
+ * for ever.  With --tier-timeout 0, as before, it waits.
+ * Return: 0 (locked), or -EIO (not locked).
+ */
+int data_lock(struct tierfs *fs, struct tfs_inode *inode, bool excl)
+{
+	uint64_t limit = (uint64_t)fs->opt.tier_timeout * 1000;
+	uint64_t slice = MIN(MAX(limit / 4, (uint64_t)100), (uint64_t)1000);
+	uint64_t waited = 0;
+	int r;
+
+	r = excl ? pthread_rwlock_trywrlock(&inode->i_dlock)
+		 : pthread_rwlock_tryrdlock(&inode->i_dlock);
+	if (r == 0)
+		return 0;
+	if (!limit) {
+		if (excl)
+			pthread_rwlock_wrlock(&inode->i_dlock);
+		else
+			pthread_rwlock_rdlock(&inode->i_dlock);
+		return 0;
+	}
+	for (;;) {
+		struct timespec ts;
+
+		/* the realtime clock: what the timed rwlock calls take
+		 * (a jump only makes one slice longer or shorter) */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(slice / 1000);
+		ts.tv_nsec += (long)(slice % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		r = excl ? pthread_rwlock_timedwrlock(&inode->i_dlock, &ts)
+			 : pthread_rwlock_timedrdlock(&inode->i_dlock, &ts);
+		if (r == 0)
+			return 0;
+		if (NEVER(r != ETIMEDOUT))
+			return -EIO;
+		waited += slice;
+		if (waited < limit)
+			continue;
+		for (unsigned t = 0; t < fs->ntiers; t++)
+			if (tier_stalled(fs->tiers[t]))
+				return -EIO;
+	}
+}
+
 static ssize_t do_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		       size_t len, uint64_t off)
 {
@@ -67,7 +121,9 @@ static ssize_t do_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	size_t done = 0;
 	ssize_t r = 0;
 
-	pthread_rwlock_rdlock(&inode->i_dlock);
+	r = data_lock(fs, inode, false);
+	if (r < 0)
+		return r;
 	/* before the size check: a lost append lies beyond i_size */
 	if (inode->i_wb && lost_overlaps(inode, off, len)) {
 		pthread_rwlock_unlock(&inode->i_dlock);
@@ -129,7 +185,9 @@ static int do_read_begin(struct tierfs *fs, struct tfs_inode *inode,
 	unsigned n = 0;
 	int r = 0;
 
-	pthread_rwlock_rdlock(&inode->i_dlock);
+	r = data_lock(fs, inode, false);
+	if (r < 0)
+		return r;
 	if (inode->i_wb && lost_overlaps(inode, off, len)) {
 		pthread_rwlock_unlock(&inode->i_dlock);
 		return -EIO;
@@ -592,7 +650,10 @@ ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
 	}
 	/* before the data lock: resolving takes ns_lock, which comes first */
 	policy_get(fs, inode, &pol);
-	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (data_lock(fs, inode, true) < 0) {
+		src_drain(src, len);
+		return -EIO;
+	}
 	/* a short write-through stores nothing past its count */
 	bulk = data_bulk_begin(fs);
 	done = write_extents(fs, inode, &pol, src, len, off, &w);
@@ -653,7 +714,9 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
 
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	pthread_rwlock_wrlock(&inode->i_dlock);
+	r = data_lock(fs, inode, true);
+	if (r < 0)
+		return r;
 	if (size < inode->i_size) {
 		uint64_t eoff = size & ext_mask(fs);
 		uint64_t idx = size >> fs->extent_shift;
@@ -837,7 +900,9 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		return -EFBIG;
 
 	policy_get(fs, inode, &pol);
-	pthread_rwlock_wrlock(&inode->i_dlock);
+	r = data_lock(fs, inode, true);
+	if (r < 0)
+		return r;
 	if (mode & FALLOC_FL_PUNCH_HOLE) {
 		r = punch(fs, inode, off, end);
 	} else {
@@ -1007,9 +1072,11 @@ int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 {
 	uint64_t idx, size, res = 0, from = off & ext_mask(fs);
 	const struct extent *e;
-	int r = 0;
+	int r;
 
-	pthread_rwlock_rdlock(&inode->i_dlock);
+	r = data_lock(fs, inode, false);
+	if (r < 0)
+		return r;
 	size = inode->i_size;
 	if (off >= size) {
 		r = -ENXIO;

@@ -116,6 +116,14 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 		  struct tfs_inode *out, uint64_t off_out, size_t len);
 int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	       int whence, uint64_t *ret_off);
+/*
+ * data_lock() - take @inode's data lock (@excl: exclusively) for a
+ * request: a wait longer than the tier timeout while a tier of the
+ * mount is stalled gives up (issue 32; data.c says why).
+ * Return: 0 (locked: unlock with pthread_rwlock_unlock()), or -EIO.
+ */
+int data_lock(struct tierfs *fs, struct tfs_inode *inode, bool excl);
+
 /* Bytes held on each tier by @inode: its counters (inode_tier_bytes()),
  * read without a lock, so that no layout waits for a writer (issue 32). */
 void data_layout(struct tierfs *fs, struct tfs_inode *inode,

@@ -78,6 +78,10 @@ static void usage(FILE *f)
 		"                               the machine or the cgroup (default 1/16)\n"
 		"  --no-memory-follow           RAM tiers keep their size whatever\n"
 		"                               memory is left\n"
+		"  --tier-timeout SEC           a file or pmem tier that answers nothing\n"
+		"                               for SEC seconds fails its data with EIO\n"
+		"                               until it answers again (default %d;\n"
+		"                               0 = wait for ever)\n"
 		"  -o OPT[,OPT...]              FUSE mount options (allow_other, ...);\n"
 		"                               every option above also as -o name=value\n"
 		"                               (extent_size=1M, no_migrate, tier=SPEC)\n"
@@ -94,7 +98,7 @@ static void usage(FILE *f)
 		"in %s/tierfs-$UID of half the free space there.\n",
 		DEFAULT_HIGH_WATERMARK, DEFAULT_LOW_WATERMARK,
 		DEFAULT_HEAT_HALF_LIFE, DEFAULT_PROMOTE_PASSES,
-		DEFAULT_FILE_TIER_PARENT);
+		DEFAULT_TIER_TIMEOUT, DEFAULT_FILE_TIER_PARENT);
 }
 
 /*

@@ -203,6 +203,7 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 				tc->path ? tc->path : "", strerror(-r));
 			goto err_free;
 		}
+		tier_set_timeout(fs->tiers[i], opt->tier_timeout * 1000u);
 		fs->tiers[i]->index = i;
 		fs->names.name[i] = fs->tiers[i]->name;
 		fs->ntiers++;

@@ -268,7 +268,8 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 	    strcmp(key, "heat_half_life") && strcmp(key, "promote_passes") &&
 	    strcmp(key, "dirty_max") && strcmp(key, "max_inodes") &&
 	    strcmp(key, "max_xattr_bytes") && strcmp(key, "transport") &&
-	    strcmp(key, "page_cache") && strcmp(key, "memory_reserve"))
+	    strcmp(key, "page_cache") && strcmp(key, "memory_reserve") &&
+	    strcmp(key, "tier_timeout"))
 		return -ENOENT;
 	if (!value)
 		return fail(err, errlen, "'%s' needs a value", key);
@@ -347,6 +348,12 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 		if (!r) {
 			opt->max_xattr_bytes = v;
 			opt->max_xattr_bytes_set = true;
+		}
+	} else if (!strcmp(key, "tier_timeout")) {
+		r = parse_uint("tier timeout", value, 86400, &v, err, errlen);
+		if (!r) {
+			opt->tier_timeout = (uint32_t)v;
+			opt->tier_timeout_set = true;
 		}
 	} else if (!strcmp(key, "heat_half_life")) {
 		r = parse_uint("heat half-life", value, 86400, &v, err, errlen);
@@ -466,7 +473,7 @@ static const char *global_long(const char *a)
 		"--dirty-max", "--max-inodes", "--max-xattr-bytes",
 		"--no-migrate", "--no-writeback-cache", "--no-kernel-features",
 		"--no-splice", "--transport", "--page-cache",
-		"--memory-reserve", "--no-memory-follow",
+		"--memory-reserve", "--no-memory-follow", "--tier-timeout",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -787,6 +794,8 @@ int options_finish(struct tierfs_options *opt, char *err, size_t errlen)
 		opt->half_life = DEFAULT_HEAT_HALF_LIFE;
 	if (!opt->promote_passes)
 		opt->promote_passes = DEFAULT_PROMOTE_PASSES;
+	if (!opt->tier_timeout_set)
+		opt->tier_timeout = DEFAULT_TIER_TIMEOUT;
 	if (mem_probe(&ml) < 0)
 		return fail(err, errlen,
 			    "cannot tell how much memory there is: physical memory unknown");

@@ -38,6 +38,9 @@ struct tier_conf {
 #define DEFAULT_MIGRATE_BW (UINT64_C(512) << 20) /* bytes per second */
 #define DEFAULT_HEAT_HALF_LIFE 30  /* seconds */
 #define DEFAULT_PROMOTE_PASSES 3   /* passes that make an extent hot */
+/* Seconds a tier may go without answering before its data fails with
+ * EIO (--tier-timeout; tiers/tier_watch.h).  0: never. */
+#define DEFAULT_TIER_TIMEOUT 30
 /* Dirty page cache allowed for the mount (and free-space reserve); at
  * most an eighth of the tiers' capacity, at least 1 MiB.  */
 #define DEFAULT_DIRTY_MAX (UINT64_C(256) << 20)
@@ -68,6 +71,10 @@ struct tierfs_options {
 	uint32_t half_life;   /* seconds */
 	uint32_t promote_passes;
 	bool no_migrate;
+	/* seconds a tier may go without answering (tier_watch.h); 0:
+	 * never; tier_timeout_set: given */
+	uint32_t tier_timeout;
+	bool tier_timeout_set;
 	/*
 	 * The write path (fs/README.md "Kernel features"): no_writeback_cache
 	 * sends every write(2) to the daemon; no_kernel_features keeps the

@@ -53,13 +53,16 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	for (unsigned i = 0; i < fs->ntiers && r == 0; i++) {
 		struct tier *t = fs->tiers[i];
 		uint64_t used = tier_used_slots(t);
+		struct tier_watch_stats ws;
 
+		tier_watch_get_stats(t, &ws);
 		r = strbuf_addf(&out,
 			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
 			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "
 			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
 			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d limit=%llu "
-			    "lend_cap=%llu\n",
+			    "lend_cap=%llu io_inside=%u io_waiting=%u stalled=%d stalls=%llu "
+			    "stall_refused=%llu\n",
 			    t->name, tier_kind_name(t->kind),
 			    t->path ? t->path : "-",
 			    LD((uint64_t)t->nslots * fs->extent_size),
@@ -79,7 +82,9 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    !!(LOAD(fs->draining) & (1u << i)),
 			    LD(tier_limit_bytes(t)),
 			    /* 0: the tier does not lend (migrate.c) */
-			    LD(fs->lending & (1u << i) ? fs->lend_cap : 0));
+			    LD(fs->lending & (1u << i) ? fs->lend_cap : 0),
+			    ws.inside, ws.waiting, ws.stalled, LD(ws.stalls),
+			    LD(ws.refused));
 	}
 	migrator_get_stats(fs, &ms);
 	kernel_uring_get_stats(&urs);

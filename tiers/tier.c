@@ -27,6 +27,7 @@
 #include "tier.h"
 #include "tier_ops.h"
 #include "tier_i.h"
+#include "tier_watch.h"
 #include "never.h"
 #include "macro.h"
 #include "size.h"
@@ -176,6 +177,12 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 		if (r < 0)
 			goto err_free;
 	}
+	/* a medium can stop answering; this process's memory cannot */
+	if (!(ops->caps & TIER_CAP_MEMORY)) {
+		r = tier_watch_init(t);
+		if (r < 0)
+			goto err_free;
+	}
 	if (ops->caps & TIER_CAP_PATH) {
 		struct stat st;
 
@@ -210,6 +217,7 @@ struct tier *tier_free(struct tier *t)
 	}
 	free(t->held);
 	free(t->csum);
+	tier_watch_free(t);
 	free(t->free_stack);
 	free(t->path);
 	free(t);

@@ -277,6 +277,13 @@ struct tier {
 	unsigned fault_ops;
 
 	/*
+	 * The calls inside the back end, bounded and timed (issue 32,
+	 * tier_watch.h); NULL for a tier held in memory.  Owned by
+	 * tier_watch.c.
+	 */
+	struct tier_watch *watch;
+
+	/*
 	 * The back end's own -errno of its latest failed call, before
 	 * tier_errno() mapped it (-ENOTCONN when the filesystem under a
 	 * file tier lost its server), 0 before any: for the log line that
@@ -594,6 +601,28 @@ int tier_sync(struct tier *t);
  */
 const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
 			     size_t len);
+
+/*
+ * The watch (issue 32, tier_watch.h): the calls inside a tier's back
+ * end are bounded (16 at once, 8 of one user) and timed.  A tier with
+ * calls inside and none back for its timeout is stalled: its data fails
+ * with EIO (the back end's cause: -ETIMEDOUT) until a call comes back.
+ * Tiers held in memory have no watch: never stalled, no counts.
+ */
+/* What the stats show of a watch. */
+struct tier_watch_stats {
+	unsigned inside;   /* calls inside the back end now */
+	unsigned waiting;  /* calls waiting for their turn now */
+	bool stalled;	   /* no call came back for the timeout */
+	uint64_t stalls;   /* times it stalled */
+	uint64_t refused;  /* calls failed because it was stalled */
+};
+
+/* @t fails its data once it answered nothing for @ms (0: never). */
+void tier_set_timeout(struct tier *t, uint32_t ms);
+/* Is @t stalled now?  A snapshot; false for a tier without a watch. */
+bool tier_stalled(struct tier *t);
+void tier_watch_get_stats(struct tier *t, struct tier_watch_stats *ret);
 
 static inline bool tier_has_csum(const struct tier *t)
 {

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "tier.h"
+#include "tier_watch.h"
 #include "macro.h"
 
 /*
@@ -49,20 +50,35 @@ static inline int fault_check(struct tier *t, unsigned op)
 	return 0;
 }
 
-/* The back end's discard, reserve and sync, through the fault hook. */
+/*
+ * The back end's discard, reserve and sync, through the fault hook and
+ * the watch (tier_watch.h): a discard waits for its turn whatever
+ * happens (a slot whose space is not given back is lost to the tier); a
+ * reserve of a stalled tier fails with -ETIMEDOUT without a call.
+ */
 static inline int be_discard(struct tier *t, uint32_t slot, uint64_t off,
 		      uint64_t len)
 {
 	int r = fault_check(t, TIER_FAULT_DISCARD);
 
-	return r ? r : t->ops->discard(t, slot, off, len);
+	if (r)
+		return r;
+	(void)tier_watch_enter(t, false);
+	r = t->ops->discard(t, slot, off, len);
+	tier_watch_leave(t);
+	return r;
 }
 
 static inline int be_discard_run(struct tier *t, uint32_t first, uint32_t n)
 {
 	int r = fault_check(t, TIER_FAULT_DISCARD);
 
-	return r ? r : t->ops->discard_run(t, first, n);
+	if (r)
+		return r;
+	(void)tier_watch_enter(t, false);
+	r = t->ops->discard_run(t, first, n);
+	tier_watch_leave(t);
+	return r;
 }
 
 static inline int be_discard_vec(struct tier *t, const uint32_t *slots,
@@ -70,7 +86,12 @@ static inline int be_discard_vec(struct tier *t, const uint32_t *slots,
 {
 	int r = fault_check(t, TIER_FAULT_DISCARD);
 
-	return r ? r : t->ops->discard_vec(t, slots, lens, n);
+	if (r)
+		return r;
+	(void)tier_watch_enter(t, false);
+	r = t->ops->discard_vec(t, slots, lens, n);
+	tier_watch_leave(t);
+	return r;
 }
 
 static inline int be_reserve(struct tier *t, uint32_t slot, uint64_t off,
@@ -78,7 +99,14 @@ static inline int be_reserve(struct tier *t, uint32_t slot, uint64_t off,
 {
 	int r = fault_check(t, TIER_FAULT_RESERVE);
 
-	return r ? r : t->ops->reserve(t, slot, off, len);
+	if (r)
+		return r;
+	r = tier_watch_enter(t, true);
+	if (r < 0)
+		return r;
+	r = t->ops->reserve(t, slot, off, len);
+	tier_watch_leave(t);
+	return r;
 }
 
 static inline size_t nchunks(const struct tier *t)
@@ -106,7 +134,11 @@ static inline ssize_t be_write(struct tier *t, uint32_t slot, uint64_t off,
 	ssize_t r = fault_check(t, TIER_FAULT_IO);
 
 	if (r == 0)
+		r = tier_watch_enter(t, true);
+	if (r == 0) {
 		r = t->ops->write(t, slot, off, buf, len);
+		tier_watch_leave(t);
+	}
 	if (r < 0) {
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);
 		r = backend_err(t, (int)r);

@@ -26,7 +26,8 @@
 #    fails leaves the counters (threads, gone) true and its queue
 #    serving; SIGTERM while files are open and stats and policy loops
 #    run on both CPUs ends the daemon cleanly (the rings stop before the
-#    mount is freed: the ASan legs see any use after free).
+#    mount is freed: the ASan legs see any use after free); an idle
+#    mount's ring threads do not wake, and their buffers are counted.
 . "$(dirname "$0")/lib.sh"
 t_need_progs
 param=/sys/module/fuse/parameters/enable_uring
@@ -218,6 +219,38 @@ done
 t_eq "$rc" 0 "term: the daemon's exit status after SIGTERM"
 t_san_reports "$pid" && t_fail "term: sanitizer report from the daemon"
 t_is_mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
+
+# --- an idle mount costs nothing: its ring threads sleep until a request
+# comes (a thread that woke every 500 ms switched 4 times in 2 s); the
+# buffers are counted
+t_mount --transport uring --tier ram=ram:16M
+t_wait_until 10 transport_is uring || t_fail "idle: transport $(mstat transport)"
+nthreads=$(mstat uring_threads)
+bufs=$(mstat uring_buffer_bytes)
+[ "$nthreads" -ge "$ncpu" ] || t_fail "idle: $nthreads ring threads for $ncpu CPUs"
+# each an entry of at least 1 MiB (max_write): what the kernel asks for
+[ "$bufs" -ge $((nthreads * 1048576)) ] ||
+	t_fail "idle: uring_buffer_bytes $bufs for $nthreads threads"
+switches() { # the context switches of each ring thread (pinned to one CPU)
+	local t
+	for t in /proc/"$T_PID"/task/*; do
+		grep -q '^Cpus_allowed_list:[[:space:]]*[0-9]*$' "$t/status" 2>/dev/null ||
+			continue
+		awk '/ctxt_switches/ { n += $2 } END { print n }' "$t/status"
+	done
+}
+before=$(switches | tr '\n' ' ')
+sleep 2 # an idle period; nothing of the test touches the mount in it
+after=$(switches | tr '\n' ' ')
+read -r -a b <<<"$before"
+read -r -a a <<<"$after"
+t_eq "${#a[@]}" "${#b[@]}" "idle: ring threads before and after"
+for i in "${!a[@]}"; do
+	# one stray request of some other program is allowed
+	[ $((a[i] - b[i])) -le 2 ] ||
+		t_fail "idle: a ring thread switched $((a[i] - b[i])) times in 2 idle seconds"
+done
+t_unmount
 
 # --- kill -9: the kernel cleans the rings; fusermount -u the mount
 t_mount --transport uring --tier ram=ram:16M

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: multiuser
-# TIMEOUT: 300
+# TIMEOUT: 420
 #
 # No request holds the mount hostage (issue 17): while one user's
 # requests wait for a long time, another user's still complete.  Hang
@@ -13,11 +13,23 @@
 #     filesystem thaws, A's writers finish and their data reads back.
 #  B. User A runs 12 loops of getfattr -n user.tierfs.layout on a tree of
 #     20000 files: user B's mkdir, create and stat complete.
+#  C. (issue 32) The file tier frozen again, on a mount with
+#     --tier-timeout 3, with requests pinned to CPU 0 (on io_uring they
+#     all go to CPU 0's queue): while user A's writer is stuck inside
+#     the frozen tier holding its file's data lock, and A runs 40
+#     layout loops and 4 verify loops of that tree and file, user B's
+#     mkdir, create and RAM-tier write complete, B's own layout of the
+#     whole mount (which walks A's stuck file) completes, and root's
+#     quota set on A's tree completes (before: each of these waited for
+#     the stuck writer); then 64 more O_DIRECT writes of A to the frozen
+#     tier leave B's RAM-tier I/O on CPU 0 free to complete, and fail
+#     with EIO once the tier has answered nothing for 3 s; after the
+#     thaw the tier answers again and A's stuck writer's data is there.
 # On /dev/fuse the loop's threads grow past libfuse's 10; on io_uring a
 # queue adds a thread while every one of its threads is busy.
 . "$(dirname "$0")/lib.sh"
 t_need_progs
-for c in fsfreeze mkfs.ext4 losetup setpriv getfattr; do
+for c in fsfreeze mkfs.ext4 losetup setpriv getfattr taskset; do
 	command -v "$c" >/dev/null || t_skip "$c missing"
 done
 A=1001:1001
@@ -110,4 +122,97 @@ for p in "${loops[@]}"; do
 	wait "$p"
 done
 step "B: loops done"
+
+# --- C: one user's requests on a frozen tier, with a timeout
+t_remount -o allow_other --tier ram=ram:64M --tier disk=file:"$T/lo/tier":256M \
+	--no-migrate --tier-timeout 3
+chmod 0777 "$MNT"
+mkdir "$MNT/a" "$MNT/b" && chown 1001:1001 "$MNT/a" && chown 1002:1002 "$MNT/b" ||
+	t_fail "C: dirs"
+setfattr -n user.tierfs.pin -v disk "$MNT/a" || t_fail "C: pin a to disk"
+setfattr -n user.tierfs.tiers -v ram "$MNT/b" || t_fail "C: b on ram"
+mkdir "$MNT/a/tree" || t_fail "C: a/tree"
+python3 - "$MNT/a/tree" <<'PY' || t_fail "C: the tree"
+import os, sys
+for f in range(2000):
+    os.close(os.open("%s/f%04d" % (sys.argv[1], f), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+chown -R 1001:1001 "$MNT/a/tree" || t_fail "C: chown the tree"
+tval() { # KEY: of the disk tier's stats record
+	getfattr --only-values -n user.tierfs.stats "$MNT" 2>/dev/null |
+		awk -v k="$1" '$1 == "tier" && $2 == "disk" { for (i = 3; i <= NF; i++) {
+			split($i, kv, "="); if (kv[1] == k) print kv[2] } }'
+}
+inside_ge() { [ "$(tval io_inside)" -ge "$1" ]; }
+on0() { taskset -c 0 "$@"; }
+step "C: freezing the file tier"
+fsfreeze -f "$T/lo" || t_fail "C: fsfreeze"
+frozen=1
+t_as "$A" dd if=/dev/zero of="$MNT/a/stuck" bs=1M count=4 oflag=direct status=none &
+stuck=$!
+t_wait_until $LIMIT inside_ge 1 || t_fail "C: A's writer did not reach the tier"
+step "C: A's writer is inside the frozen tier; 40 layout and 4 verify loops on CPU 0"
+loops=()
+rm -f "$stop"
+for i in $(seq 40); do
+	t_as "$A" taskset -c 0 sh -c "while [ ! -e '$stop' ]; do getfattr -n user.tierfs.layout '$MNT/a' >/dev/null 2>&1; done" &
+	loops+=($!)
+done
+for i in $(seq 4); do
+	t_as "$A" taskset -c 0 sh -c "while [ ! -e '$stop' ]; do getfattr -n user.tierfs.verify '$MNT/a/stuck' >/dev/null 2>&1; done" &
+	loops+=($!)
+done
+stop_loops() {
+	touch "$stop"
+	for p in "${loops[@]}"; do
+		wait "$p"
+	done
+	loops=()
+}
+fail_c() { stop_loops; t_fail "$@"; }
+for i in $(seq 10); do
+	t_as "$B" timeout $LIMIT taskset -c 0 mkdir "$MNT/b/c$i" ||
+		fail_c "C: B's mkdir $i on CPU 0 did not complete"
+	t_as "$B" timeout $LIMIT taskset -c 0 touch "$MNT/b/c$i/f" ||
+		fail_c "C: B's create $i on CPU 0"
+	t_as "$B" timeout $LIMIT taskset -c 0 sh -c "echo $i >> '$MNT/b/f' && cat '$MNT/b/f' >/dev/null" ||
+		fail_c "C: B's RAM-tier write $i on CPU 0"
+done
+step "C: B's layout of the whole mount"
+t_as "$B" timeout $LIMIT getfattr -n user.tierfs.layout "$MNT" >/dev/null ||
+	fail_c "C: B's layout of the mount (it walks A's stuck file) did not complete"
+step "C: root's quota on A's tree"
+timeout $LIMIT setfattr -n trusted.tierfs.quota -v 1G "$MNT/a" ||
+	fail_c "C: the quota set on A's tree did not complete"
+t_as "$B" timeout $LIMIT mkdir "$MNT/b/after-quota" ||
+	fail_c "C: B's mkdir after the quota set"
+stop_loops
+step "C: 64 O_DIRECT writes of A to the frozen tier on CPU 0"
+writers=()
+for i in $(seq 64); do
+	t_as "$A" taskset -c 0 dd if=/dev/zero of="$MNT/a/d$i" bs=1M count=1 oflag=direct status=none 2>/dev/null &
+	writers+=($!)
+done
+for i in $(seq 5); do
+	t_as "$B" timeout $LIMIT taskset -c 0 sh -c "echo w$i >> '$MNT/b/g' && cat '$MNT/b/g' >/dev/null" ||
+		t_fail "C: B's RAM-tier I/O on CPU 0 during A's 64 writes"
+done
+refused() { [ "$(tval stall_refused)" -gt 0 ]; }
+t_wait_until $LIMIT refused || t_fail "C: the frozen tier refused nothing (stall_refused $(tval stall_refused))"
+[ "$(tval stalls)" -ge 1 ] || t_fail "C: stalls $(tval stalls)"
+# A holds at most its share of the tier's calls inside
+[ "$(tval io_inside)" -le 8 ] || t_fail "C: A has $(tval io_inside) calls inside the tier"
+step "C: thawing"
+thaw
+for p in "${writers[@]}"; do
+	timeout $LIMIT sh -c "while kill -0 $p 2>/dev/null; do sleep 0.1; done" ||
+		t_fail "C: a writer of A still waits after the thaw"
+done
+wait "$stuck" || t_fail "C: A's stuck writer failed after the thaw"
+t_eq "$(stat -c %s "$MNT/a/stuck")" $((4 * M)) "C: the stuck writer's size"
+t_eq "$(tr -d '\0' <"$MNT/a/stuck" | wc -c)" 0 "C: the stuck writer's data"
+not_stalled() { [ "$(tval stalled)" = 0 ]; }
+t_wait_until $LIMIT not_stalled || t_fail "C: the tier still stalled after the thaw"
+t_as "$A" dd if=/dev/zero of="$MNT/a/after" bs=1M count=2 oflag=direct status=none ||
+	t_fail "C: a write to the thawed tier"
 t_pass
