@@ -55,7 +55,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 		uint64_t used = tier_used_slots(t);
 		struct tier_watch_stats ws;
 
-		tier_watch_get_stats(t, &ws);
+		tier_get_watch_stats(t, &ws);
 		r = strbuf_addf(&out,
 			    "tier %s kind=%s path=%s size=%llu used=%llu free=%llu extents=%llu "
 			    "read_bytes=%llu read_ops=%llu write_bytes=%llu write_ops=%llu "

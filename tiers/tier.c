@@ -179,9 +179,11 @@ int tier_create(const char *name, enum tier_kind kind, const char *path,
 	}
 	/* a medium can stop answering; this process's memory cannot */
 	if (!(ops->caps & TIER_CAP_MEMORY)) {
-		r = tier_watch_init(t);
-		if (r < 0)
+		t->watch = tier_watch_new();
+		if (!t->watch) {
+			r = -ENOMEM;
 			goto err_free;
+		}
 	}
 	if (ops->caps & TIER_CAP_PATH) {
 		struct stat st;
@@ -217,7 +219,7 @@ struct tier *tier_free(struct tier *t)
 	}
 	free(t->held);
 	free(t->csum);
-	tier_watch_free(t);
+	tier_watch_free(t->watch);
 	free(t->free_stack);
 	free(t->path);
 	free(t);
@@ -394,4 +396,19 @@ bool tier_path_within(const char *path, const char *dir)
 	}
 	free(p);
 	return within;
+}
+
+void tier_set_timeout(struct tier *t, uint32_t ms)
+{
+	tier_watch_set_timeout(t->watch, ms);
+}
+
+bool tier_stalled(struct tier *t)
+{
+	return tier_watch_stalled(t->watch);
+}
+
+void tier_get_watch_stats(struct tier *t, struct tier_watch_stats *ret)
+{
+	tier_watch_get_stats(t->watch, ret);
 }

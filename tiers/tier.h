@@ -73,6 +73,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tier_watch.h" /* struct tier_watch_stats */
+
 enum tier_kind {
 	TIER_RAM,
 	TIER_PMEM,
@@ -609,20 +611,11 @@ const void *tier_read_direct(struct tier *t, uint32_t slot, uint64_t off,
  * with EIO (the back end's cause: -ETIMEDOUT) until a call comes back.
  * Tiers held in memory have no watch: never stalled, no counts.
  */
-/* What the stats show of a watch. */
-struct tier_watch_stats {
-	unsigned inside;   /* calls inside the back end now */
-	unsigned waiting;  /* calls waiting for their turn now */
-	bool stalled;	   /* no call came back for the timeout */
-	uint64_t stalls;   /* times it stalled */
-	uint64_t refused;  /* calls failed because it was stalled */
-};
-
 /* @t fails its data once it answered nothing for @ms (0: never). */
 void tier_set_timeout(struct tier *t, uint32_t ms);
 /* Is @t stalled now?  A snapshot; false for a tier without a watch. */
 bool tier_stalled(struct tier *t);
-void tier_watch_get_stats(struct tier *t, struct tier_watch_stats *ret);
+void tier_get_watch_stats(struct tier *t, struct tier_watch_stats *ret);
 
 static inline bool tier_has_csum(const struct tier *t)
 {

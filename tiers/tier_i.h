@@ -63,9 +63,9 @@ static inline int be_discard(struct tier *t, uint32_t slot, uint64_t off,
 
 	if (r)
 		return r;
-	(void)tier_watch_enter(t, false);
+	(void)tier_watch_enter(t->watch, false);
 	r = t->ops->discard(t, slot, off, len);
-	tier_watch_leave(t);
+	tier_watch_leave(t->watch);
 	return r;
 }
 
@@ -75,9 +75,9 @@ static inline int be_discard_run(struct tier *t, uint32_t first, uint32_t n)
 
 	if (r)
 		return r;
-	(void)tier_watch_enter(t, false);
+	(void)tier_watch_enter(t->watch, false);
 	r = t->ops->discard_run(t, first, n);
-	tier_watch_leave(t);
+	tier_watch_leave(t->watch);
 	return r;
 }
 
@@ -88,9 +88,9 @@ static inline int be_discard_vec(struct tier *t, const uint32_t *slots,
 
 	if (r)
 		return r;
-	(void)tier_watch_enter(t, false);
+	(void)tier_watch_enter(t->watch, false);
 	r = t->ops->discard_vec(t, slots, lens, n);
-	tier_watch_leave(t);
+	tier_watch_leave(t->watch);
 	return r;
 }
 
@@ -101,11 +101,11 @@ static inline int be_reserve(struct tier *t, uint32_t slot, uint64_t off,
 
 	if (r)
 		return r;
-	r = tier_watch_enter(t, true);
+	r = tier_watch_enter(t->watch, true);
 	if (r < 0)
 		return r;
 	r = t->ops->reserve(t, slot, off, len);
-	tier_watch_leave(t);
+	tier_watch_leave(t->watch);
 	return r;
 }
 
@@ -134,10 +134,10 @@ static inline ssize_t be_write(struct tier *t, uint32_t slot, uint64_t off,
 	ssize_t r = fault_check(t, TIER_FAULT_IO);
 
 	if (r == 0)
-		r = tier_watch_enter(t, true);
+		r = tier_watch_enter(t->watch, true);
 	if (r == 0) {
 		r = t->ops->write(t, slot, off, buf, len);
-		tier_watch_leave(t);
+		tier_watch_leave(t->watch);
 	}
 	if (r < 0) {
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);

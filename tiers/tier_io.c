@@ -114,10 +114,10 @@ static ssize_t raw_read(struct tier *t, uint32_t slot, uint64_t off,
 	ssize_t r = fault_check(t, TIER_FAULT_IO);
 
 	if (r == 0)
-		r = tier_watch_enter(t, true);
+		r = tier_watch_enter(t->watch, true);
 	if (r == 0) {
 		r = t->ops->read(t, slot, off, buf, len);
-		tier_watch_leave(t);
+		tier_watch_leave(t->watch);
 	}
 	if (r < 0) {
 		__atomic_add_fetch(&t->stats.io_errors, 1, __ATOMIC_RELAXED);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "tier.h"
 #include "tier_watch.h"
 #include "owner.h"
 #include "banned.h"
@@ -38,38 +37,32 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int tier_watch_init(struct tier *t)
+struct tier_watch *tier_watch_new(void)
 {
 	struct tier_watch *w = calloc(1, sizeof(*w));
 	pthread_condattr_t ca;
 
 	if (!w)
-		return -ENOMEM;
+		return NULL;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&ca);
 	(void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->turn, &ca);
 	pthread_condattr_destroy(&ca);
-	t->watch = w;
-	return 0;
+	return w;
 }
 
-void tier_watch_free(struct tier *t)
+void tier_watch_free(struct tier_watch *w)
 {
-	struct tier_watch *w = t->watch;
-
 	if (!w)
 		return;
 	pthread_cond_destroy(&w->turn);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
-	t->watch = NULL;
 }
 
-void tier_set_timeout(struct tier *t, uint32_t ms)
+void tier_watch_set_timeout(struct tier_watch *w, uint32_t ms)
 {
-	struct tier_watch *w = t->watch;
-
 	if (!w)
 		return;
 	__atomic_store_n(&w->timeout_ms, ms, __ATOMIC_RELAXED);
@@ -115,9 +108,8 @@ static bool stalled_at(const struct tier_watch *w, int64_t now)
 	return to && w->inside > 0 && now - w->progress_ms >= (int64_t)to;
 }
 
-int tier_watch_enter(struct tier *t, bool may_refuse)
+int tier_watch_enter(struct tier_watch *w, bool may_refuse)
 {
-	struct tier_watch *w = t->watch;
 	uint32_t owner = owner_current();
 	int64_t now;
 
@@ -162,10 +154,8 @@ int tier_watch_enter(struct tier *t, bool may_refuse)
 	return 0;
 }
 
-void tier_watch_leave(struct tier *t)
+void tier_watch_leave(struct tier_watch *w)
 {
-	struct tier_watch *w = t->watch;
-
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->lock);
@@ -178,9 +168,8 @@ void tier_watch_leave(struct tier *t)
 	pthread_mutex_unlock(&w->lock);
 }
 
-bool tier_stalled(struct tier *t)
+bool tier_watch_stalled(struct tier_watch *w)
 {
-	struct tier_watch *w = t->watch;
 	bool s;
 
 	if (!w)
@@ -191,10 +180,8 @@ bool tier_stalled(struct tier *t)
 	return s;
 }
 
-void tier_watch_get_stats(struct tier *t, struct tier_watch_stats *ret)
+void tier_watch_get_stats(struct tier_watch *w, struct tier_watch_stats *ret)
 {
-	struct tier_watch *w = t->watch;
-
 	*ret = (struct tier_watch_stats){ 0 };
 	if (!w)
 		return;

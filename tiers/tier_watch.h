@@ -31,7 +31,8 @@
  * be lost to the tier for good).  Nothing here logs (tiers/ never does):
  * fs/ logs a failure with its cause, "Connection timed out".
  *
- * What fs/ may call (the timeout, the stall, the counts) is in tier.h.
+ * What fs/ may call (the timeout, the stall, the counts) is tier.h's,
+ * which tier.c hands on here; this module knows no struct tier.
  *
  * Locking: each watch has its own mutex, innermost of all (taken under
  * any lock the caller holds, never around another), held only to count;
@@ -43,24 +44,43 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct tier;
+struct tier_watch;
 
 #define TIER_WATCH_MAX 16
 #define TIER_WATCH_PER_OWNER 8
 
-/* Set up @t's watch (a tier not held in memory).  0 or -ENOMEM. */
-int tier_watch_init(struct tier *t);
-/* Free it; no call may be inside.  Accepts a tier without one. */
-void tier_watch_free(struct tier *t);
+/* What the stats show of a watch. */
+struct tier_watch_stats {
+	unsigned inside;   /* calls inside the back end now */
+	unsigned waiting;  /* calls waiting for their turn now */
+	bool stalled;	   /* no call came back for the timeout */
+	uint64_t stalls;   /* times it stalled */
+	uint64_t refused;  /* calls failed because it was stalled */
+};
+
+/* Every function takes a NULL watch (a tier held in memory): then
+ * nothing is counted or waited for, and nothing is ever stalled. */
+
+/* A new watch, or NULL (no memory). */
+struct tier_watch *tier_watch_new(void);
+/* Free @w; no call may be inside.  Accepts NULL. */
+void tier_watch_free(struct tier_watch *w);
+
+/* The calls fail once the medium answered nothing for @ms (0: never). */
+void tier_watch_set_timeout(struct tier_watch *w, uint32_t ms);
 
 /*
- * tier_watch_enter() - a call of @t's back end by the calling thread's
+ * tier_watch_enter() - a call of the back end by the calling thread's
  * principal is about to start: wait for its turn.
  * @may_refuse: false for a call a stall must not fail (discards).
  * Return: 0 (then call tier_watch_leave() when it is back), or
- * -ETIMEDOUT: @t is stalled, the call must not be made.
+ * -ETIMEDOUT: the tier is stalled, the call must not be made.
  */
-int tier_watch_enter(struct tier *t, bool may_refuse);
-void tier_watch_leave(struct tier *t);
+int tier_watch_enter(struct tier_watch *w, bool may_refuse);
+void tier_watch_leave(struct tier_watch *w);
+
+/* Stalled now?  A snapshot. */
+bool tier_watch_stalled(struct tier_watch *w);
+void tier_watch_get_stats(struct tier_watch *w, struct tier_watch_stats *ret);
 
 #endif /* TIERFS_TIER_WATCH_H */

@@ -62,7 +62,7 @@ static void *caller_main(void *arg)
 	int r;
 
 	owner_set_uid(c->uid);
-	r = tier_watch_enter(t, c->may_refuse);
+	r = tier_watch_enter(t->watch, c->may_refuse);
 	pthread_mutex_lock(&lock);
 	c->r = r;
 	c->entered = true;
@@ -71,7 +71,7 @@ static void *caller_main(void *arg)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 	if (r == 0)
-		tier_watch_leave(t);
+		tier_watch_leave(t->watch);
 	return NULL;
 }
 
@@ -117,7 +117,7 @@ static bool waiting_is(unsigned n, int secs)
 	struct tier_watch_stats ws;
 
 	for (int i = 0; i < secs * 100; i++) {
-		tier_watch_get_stats(t, &ws);
+		tier_get_watch_stats(t, &ws);
 		if (ws.waiting == n)
 			return true;
 		usleep(10000);
@@ -133,10 +133,10 @@ START_TEST(test_memory_tier_has_no_watch)
 	ck_assert_int_eq(tier_create("ram", TIER_RAM, NULL, 8 << 20, 1 << 20,
 				     &ram), 0);
 	ck_assert_ptr_null(ram->watch);
-	ck_assert_int_eq(tier_watch_enter(ram, true), 0);
-	tier_watch_leave(ram);
+	ck_assert_int_eq(tier_watch_enter(ram->watch, true), 0);
+	tier_watch_leave(ram->watch);
 	ck_assert(!tier_stalled(ram));
-	tier_watch_get_stats(ram, &ws);
+	tier_get_watch_stats(ram, &ws);
 	ck_assert_uint_eq(ws.inside, 0);
 	tier_free(ram);
 }
@@ -162,7 +162,7 @@ START_TEST(test_bounds)
 		start(&b[i], 2000 + i, true);
 		ck_assert_int_eq(entered(&b[i], 10), 0);
 	}
-	tier_watch_get_stats(t, &ws);
+	tier_get_watch_stats(t, &ws);
 	ck_assert_uint_eq(ws.inside, TIER_WATCH_MAX);
 	/* one more user: the tier is full, it waits too */
 	start(&b[TIER_WATCH_MAX - TIER_WATCH_PER_OWNER], 3000, true);
@@ -180,7 +180,7 @@ START_TEST(test_bounds)
 		let_go(&a[i]);
 	for (int i = 1; i <= TIER_WATCH_MAX - TIER_WATCH_PER_OWNER; i++)
 		let_go(&b[i]);
-	tier_watch_get_stats(t, &ws);
+	tier_get_watch_stats(t, &ws);
 	ck_assert_uint_eq(ws.inside, 0);
 	ck_assert_uint_eq(ws.stalls, 0);
 }
@@ -219,7 +219,7 @@ START_TEST(test_stall)
 	 * is full) */
 	start(&d, 1001, false);
 	ck_assert(waiting_is(1, 10));
-	tier_watch_get_stats(t, &ws);
+	tier_get_watch_stats(t, &ws);
 	ck_assert(ws.stalled);
 	ck_assert_uint_eq(ws.stalls, 1);
 	ck_assert_uint_eq(ws.refused, 2);
@@ -234,7 +234,7 @@ START_TEST(test_stall)
 	start(&c, 2001, true);
 	ck_assert_int_eq(entered(&c, 10), 0);
 	let_go(&c);
-	tier_watch_get_stats(t, &ws);
+	tier_get_watch_stats(t, &ws);
 	ck_assert_uint_eq(ws.inside, 0);
 	ck_assert(!ws.stalled);
 }
