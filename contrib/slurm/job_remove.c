@@ -19,18 +19,18 @@
 #include "mountinfo.h"
 #include "banned.h"
 
-#define RM_DEPTH_MAX 64	    /* directories open at once, the top's included */
-#define RM_PASSES 8	    /* readdir passes over a directory below the top */
-#define RM_TOP_PASSES 1024  /* over the top, which only we add to (moves up) */
-#define RM_ROUNDS 3	    /* detach, empty, rmdir: tries of the whole */
-#define RM_DETACH_MAX 256   /* mounts detached in one call */
-#define MOVED_PREFIX ".tierfs-rm." /* names of directories moved up */
+#define RM_PASSES 16		/* readdir passes over the top */
+#define RM_ROUNDS 3		/* detach, empty, rmdir: tries of the whole */
+#define RM_DETACH_MAX 256	/* mounts detached in one call */
+#define RM_MOVED_MAX (1u << 26) /* directories moved up in one removal */
+#define MOVED_PREFIX ".tierfs-rm." /* their names in the top: ours */
 
-/* one removal; immutable but for the counters */
+/* one removal: the top and what was moved into it */
 struct rm {
-	dev_t dev;		 /* st_dev of the tierfs */
-	int top;		 /* the job directory, where deep ones move */
-	unsigned moved;		 /* directories moved up so far: fresh names */
+	dev_t dev;	  /* st_dev of the tierfs */
+	int top;	  /* the job directory, locked: only we change it */
+	unsigned moved;	  /* fresh names MOVED_PREFIX0.. handed out */
+	unsigned visited; /* of those, cleared (or tried) by drain_moved() */
 	struct job_remove_stats *st;
 };
 
@@ -196,75 +196,102 @@ void job_detach_mounts(const char *mount, const char *name,
 
 /* ---------------------------------------------------------- removal */
 
-static void empty_dir(struct rm *rm, int fd, unsigned depth);
+/* the fresh name of the @k-th directory moved up */
+static void moved_name(unsigned k, char *buf, size_t len)
+{
+	snprintf(buf, len, MOVED_PREFIX "%u", k);
+}
 
 /*
- * move_up() - rename the directory @name of @dfd into the top under a
- * fresh name, where a later pass over the top empties it with fewer
- * directories open.  Return: true when it moved.
+ * move_up() - rename what is at @name in @dfd (a directory, unless the
+ * user swapped it meanwhile: then whatever it is now) into the top
+ * under the next fresh name, queued for drain_moved().
+ * Return: true when it moved.
  */
 static bool move_up(struct rm *rm, int dfd, const char *name)
 {
 	char fresh[32];
 
-	for (int tries = 0; tries < 16; tries++) {
-		snprintf(fresh, sizeof(fresh), MOVED_PREFIX "%u", rm->moved++);
+	while (rm->moved < RM_MOVED_MAX) {
+		moved_name(rm->moved++, fresh, sizeof(fresh));
 		if (renameat2(dfd, name, rm->top, fresh, RENAME_NOREPLACE) == 0)
 			return true;
 		if (errno != EEXIST) {
+			/* EBUSY: a mount point; ENOENT: gone meanwhile */
 			note(rm->st, errno);
-			return false;
+			return errno == ENOENT;
 		}
+		/* a name the user made before the top was locked */
 	}
-	note(rm->st, EEXIST);
+	note(rm->st, ENOSPC); /* a process that keeps making directories */
 	return false;
 }
 
 /*
- * remove_entry() - remove the entry @e that readdir listed in the
- * directory @dfd, @depth below the top.  Return: true when it is gone.
+ * clear_dir() - remove the directory @name of the top: open it, unlink
+ * what in it is not a directory, move its directories up (the names in
+ * it are the user's to change, so they are only unlinked or renamed
+ * away, never walked through), then rmdir it.  @ino: the inode readdir
+ * listed for @name, or 0 when the name is one of ours.
+ * Return: true when it is gone.
  */
-static bool remove_entry(struct rm *rm, int dfd, const struct dirent *e,
-			 unsigned depth)
+static bool clear_dir(struct rm *rm, const char *name, ino_t ino)
 {
-	const char *name = e->d_name;
+	struct dirent *e;
 	struct stat st;
-	int fd;
+	DIR *d;
+	int fd = open_beneath(rm->top, name, false);
 
-	if (e->d_type != DT_DIR) {
-		if (unlinkat(dfd, name, 0) == 0)
-			goto removed;
-		if (errno != EISDIR) {
-			note(rm->st, errno);
-			return errno == ENOENT;
-		}
-		/* a directory: DT_UNKNOWN, or swapped in since readdir */
-	}
-	if (depth + 1 >= RM_DEPTH_MAX)
-		return move_up(rm, dfd, name);
-	fd = open_beneath(dfd, name, false);
 	if (fd == -ELOOP || fd == -ENOTDIR) {
-		/* a symlink or a file now: the name goes, never its target */
-		if (unlinkat(dfd, name, 0) == 0)
+		/* not a directory (a symlink moved up): the name goes */
+		if (unlinkat(rm->top, name, 0) == 0)
 			goto removed;
 		note(rm->st, errno);
-		return false;
+		return errno == ENOENT;
 	}
 	if (fd < 0) {
 		note(rm->st, -fd); /* EXDEV: mounted on since the detach */
 		return fd == -ENOENT;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_dev != rm->dev ||
-	    st.st_ino != e->d_ino) {
-		/* not what readdir listed: swapped meanwhile; the next pass
-		 * lists what is there now */
+	    (ino && st.st_ino != ino)) {
+		/* not what readdir listed (cannot be in the locked top) */
 		rm->st->skipped++;
 		note(rm->st, EBUSY);
 		close(fd);
 		return false;
 	}
-	empty_dir(rm, fd, depth + 1);
-	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0) {
+	d = fdopendir(fd);
+	if (!d) {
+		note(rm->st, errno);
+		close(fd);
+		return false;
+	}
+	for (;;) {
+		errno = 0;
+		e = readdir(d);
+		if (!e)
+			break;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (e->d_type != DT_DIR) {
+			if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+				rm->st->removed++;
+				continue;
+			}
+			if (errno != EISDIR) {
+				note(rm->st, errno);
+				continue;
+			}
+			/* a directory: DT_UNKNOWN, or swapped in since */
+		}
+		(void)move_up(rm, dirfd(d), e->d_name);
+	}
+	if (errno)
+		note(rm->st, errno);
+	closedir(d);
+	if (unlinkat(rm->top, name, AT_REMOVEDIR) < 0) {
+		/* ENOTEMPTY: filled meanwhile; a later pass comes back */
 		note(rm->st, errno);
 		return false;
 	}
@@ -273,15 +300,30 @@ removed:
 	return true;
 }
 
-/*
- * empty_dir() - remove what is in the directory @fd (which this closes),
- * @depth below the top: passes over it until one finds nothing or
- * removes nothing.  Another pass also catches what a readdir that ran
- * while names went missed.
- */
-static void empty_dir(struct rm *rm, int fd, unsigned depth)
+/* clear_dir() each directory moved up and not yet visited, those it
+ * moves up in turn included: a tree of any depth, in a loop */
+static unsigned long drain_moved(struct rm *rm)
 {
-	unsigned passes = depth ? RM_PASSES : RM_TOP_PASSES;
+	unsigned long gone = 0;
+	char fresh[32];
+
+	for (; rm->visited < rm->moved; rm->visited++) {
+		moved_name(rm->visited, fresh, sizeof(fresh));
+		if (clear_dir(rm, fresh, 0))
+			gone++;
+	}
+	return gone;
+}
+
+/*
+ * empty_top() - remove what is in the top (@fd, a second descriptor of
+ * it, which this closes): passes over it until one finds nothing or
+ * removes nothing.  A later pass catches what a readdir that ran while
+ * names went missed, and directories a process of the user's filled
+ * again.
+ */
+static void empty_top(struct rm *rm, int fd)
+{
 	DIR *d = fdopendir(fd);
 
 	if (!d) {
@@ -289,7 +331,7 @@ static void empty_dir(struct rm *rm, int fd, unsigned depth)
 		close(fd);
 		return;
 	}
-	for (unsigned pass = 0; pass < passes; pass++) {
+	for (unsigned pass = 0; pass < RM_PASSES; pass++) {
 		unsigned long seen = 0, gone = 0;
 		struct dirent *e;
 
@@ -303,8 +345,20 @@ static void empty_dir(struct rm *rm, int fd, unsigned depth)
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
 			seen++;
-			if (remove_entry(rm, dirfd(d), e, depth))
+			if (e->d_type != DT_DIR) {
+				if (unlinkat(rm->top, e->d_name, 0) == 0) {
+					rm->st->removed++;
+					gone++;
+					continue;
+				}
+				if (errno != EISDIR) {
+					note(rm->st, errno);
+					continue;
+				}
+			}
+			if (clear_dir(rm, e->d_name, e->d_ino))
 				gone++;
+			gone += drain_moved(rm);
 		}
 		if (errno) {
 			note(rm->st, errno);
@@ -337,11 +391,12 @@ int job_remove(const char *mount, const char *name,
 	mfd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (mfd < 0 || fstat(mfd, &ms) < 0) {
 		r = -errno;
+		note(st, -r);
 		goto out;
 	}
 	rm.dev = ms.st_dev;
 	for (unsigned round = 0; round < RM_ROUNDS; round++) {
-		int top, fd;
+		int top, fd, e;
 
 		detach_mounts(mfd, mount, name, st);
 		top = open_beneath(mfd, name, false);
@@ -362,8 +417,9 @@ int job_remove(const char *mount, const char *name,
 			note(st, -top); /* EXDEV: mounted on since the detach */
 			continue;
 		}
-		if (fstat(top, &ts) < 0 || ts.st_dev != rm.dev) {
-			note(st, errno ? errno : EXDEV);
+		e = fstat(top, &ts) < 0 ? errno : ts.st_dev != rm.dev ? EXDEV : 0;
+		if (e) {
+			note(st, e); /* EXDEV cannot be: RESOLVE_NO_XDEV */
 			close(top);
 			continue;
 		}
@@ -377,7 +433,7 @@ int job_remove(const char *mount, const char *name,
 		if (fd < 0)
 			note(st, errno);
 		else
-			empty_dir(&rm, fd, 0);
+			empty_top(&rm, fd);
 		close(top);
 		if (unlinkat(mfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) {
 			r = 0;

@@ -14,26 +14,29 @@
  *    named to umount2() as its parent directory, opened as below, plus
  *    its last component with UMOUNT_NOFOLLOW, so that no symlink the
  *    user swaps into the path can make root detach another mount.
- *  - No path of more than one component is resolved below the mount.
- *    Each directory is opened relative to its parent's descriptor with
+ *  - The directory itself becomes root's, mode 0700, first: from then on
+ *    no process of the user's can add, rename or swap a name in it (a
+ *    process holding a descriptor of a directory below still can, in
+ *    that directory).
+ *  - Names the user can still change are never walked through: every
+ *    directory below is renamed up into the locked directory under a
+ *    fresh name (MOVED_PREFIX and a counter), opened there and emptied:
+ *    what in it is not a directory is unlinked by name, what is a
+ *    directory is renamed up in turn, then it is removed.  Whatever the
+ *    user swaps in at a name is only ever unlinked or moved, as the
+ *    name it is; a tree of any depth takes a loop over the counter, no
+ *    descriptors or stack per level.
+ *  - Each directory is opened relative to the locked one with
  *    openat2(O_NOFOLLOW | O_DIRECTORY | O_NOATIME, RESOLVE_NO_SYMLINKS |
- *    RESOLVE_NO_XDEV | RESOLVE_BENEATH): a symlink swapped in fails
- *    (ELOOP) and is unlinked as the link it is, a mount fails (EXDEV)
- *    without a request to its filesystem, and fstat() of what was opened
- *    must show the tierfs (st_dev) and the inode readdir listed (st_ino),
- *    or the entry was swapped meanwhile and is skipped until the next
- *    pass.  Names are removed with unlinkat() relative to the descriptor
- *    of the directory that listed them.  Entries are never stat'ed: a
- *    name readdir says is not a directory is unlinked, and EISDIR says
- *    it is one after all.
- *  - The directory itself becomes root's, mode 0700, before it is
- *    emptied, so that no new path of the user's reaches it; what a
- *    process of theirs holds open inside it stays theirs, which is why
- *    each directory is read in passes until one removes nothing (at most
- *    RM_PASSES) and the whole removal is tried RM_ROUNDS times.
- *  - At most RM_DEPTH_MAX directories are open at once: a directory
- *    deeper than that is renamed up into the job directory and emptied
- *    from there, so depth costs neither descriptors nor stack.
+ *    RESOLVE_NO_XDEV | RESOLVE_BENEATH): a symlink fails (ELOOP) and is
+ *    unlinked as the link it is, a mount fails (EXDEV) without a request
+ *    to its filesystem, and fstat() of what was opened must show the
+ *    tierfs (st_dev) and the inode readdir listed (st_ino), or it is
+ *    skipped.  Entries are never stat'ed: a name readdir says is not a
+ *    directory is unlinked, and EISDIR says it is one after all.
+ *  - The locked directory is read in passes until one finds nothing or
+ *    removes nothing (at most RM_PASSES), and the whole -- detach, empty,
+ *    rmdir -- is tried RM_ROUNDS times (job_remove.c).
  * Needs Linux 5.6 (openat2).  Not thread-safe (the plugin is called from
  * one thread); logs nothing: the caller logs from struct job_remove_stats.
  */

@@ -306,8 +306,11 @@ WAIT_GO='while [ ! -e "'"$OUT"'/go.$SLURM_JOB_ID" ]; do sleep 0.1; done'
 # own; root cannot enter it: no allow_other); its pid in FUSE_PID.  Where
 # /dev/fuse is root's alone (mode 0600: users cannot mount FUSE), root
 # makes the same mount, with allow_other so that the user reaches it.
+# (setpriv, not t_as: in the background $! must be the command's pid,
+# not that of a subshell running the function)
+AS_USER=(setpriv --reuid="$JOB_UID" --regid="$JOB_GID" --clear-groups --)
 if t_as "$JOB_UID:$JOB_GID" test -r /dev/fuse -a -w /dev/fuse; then
-	FUSE_AS=(t_as "$JOB_UID:$JOB_GID") FUSE_OPT=()
+	FUSE_AS=("${AS_USER[@]}") FUSE_OPT=()
 else
 	FUSE_AS=() FUSE_OPT=(-o allow_other)
 	echo "note: $JOB_USER cannot open /dev/fuse here: root makes the user's FUSE mounts"
@@ -354,7 +357,7 @@ for round in 1 2 3; do
 		'"$WAIT_GO") || t_fail "sbatch of swap round $round failed"
 	t_wait_until 60 test -e "$MNT/job$id/ready" ||
 		t_fail "swap round $round: job $id did not start: $(job_state "$id")"
-	t_as "$JOB_UID:$JOB_GID" bash -c "$SWAPPER" swapper "$MNT/job$id" \
+	"${AS_USER[@]}" bash -c "$SWAPPER" swapper "$MNT/job$id" \
 		"$OUT/swaps.$id" "$DECOY" "$PROGS/sc" &
 	spid=$!
 	USER_PIDS+=("$spid")
