@@ -38,9 +38,18 @@ struct rm {
 static bool user_errno(int e)
 {
 	switch (e) {
-	case ENOENT: case ENOTEMPTY: case EEXIST: case EBUSY: case EXDEV:
-	case ELOOP: case ENOTDIR: case EISDIR: case EACCES: case EPERM:
-	case EINVAL: case ESTALE:
+	case ENOENT:
+	case ENOTEMPTY:
+	case EEXIST:
+	case EBUSY:
+	case EXDEV:
+	case ELOOP:
+	case ENOTDIR:
+	case EISDIR:
+	case EACCES:
+	case EPERM:
+	case EINVAL:
+	case ESTALE:
 		return true;
 	}
 	return false;
@@ -66,9 +75,10 @@ static void note(struct job_remove_stats *st, int e)
 static int open_beneath(int dfd, const char *path, bool path_only)
 {
 	struct open_how how = {
-		.flags = path_only ? O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-				   : O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					     O_CLOEXEC | O_NOATIME,
+		.flags = path_only
+				 ? O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+				 : O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					   O_CLOEXEC | O_NOATIME,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 			   RESOLVE_NO_XDEV | RESOLVE_BENEATH,
 	};
@@ -253,8 +263,8 @@ static bool clear_dir(struct rm *rm, const char *name, ino_t ino)
 		note(rm->st, -fd); /* EXDEV: mounted on since the detach */
 		return fd == -ENOENT;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_dev != rm->dev ||
-	    (ino && st.st_ino != ino)) {
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_dev != rm->dev || (ino && st.st_ino != ino)) {
 		/* not what readdir listed (cannot be in the locked top) */
 		rm->st->skipped++;
 		note(rm->st, EBUSY);
@@ -381,8 +391,7 @@ int job_dir_open(const char *mount, const char *name)
 	return fd;
 }
 
-int job_remove(const char *mount, const char *name,
-	       struct job_remove_stats *st)
+int job_remove(const char *mount, const char *name, struct job_remove_stats *st)
 {
 	struct rm rm = { .st = st };
 	struct stat ms, ts;
@@ -405,7 +414,7 @@ int job_remove(const char *mount, const char *name,
 			goto out;
 		}
 		if (top == -ELOOP || top == -ENOTDIR) {
-			/* not a directory (never the prolog's): the name goes */
+			/* not a directory, so not the prolog's: the name goes */
 			if (unlinkat(mfd, name, 0) == 0 || errno == ENOENT) {
 				r = 0;
 				goto out;
@@ -417,7 +426,11 @@ int job_remove(const char *mount, const char *name,
 			note(st, -top); /* EXDEV: mounted on since the detach */
 			continue;
 		}
-		e = fstat(top, &ts) < 0 ? errno : ts.st_dev != rm.dev ? EXDEV : 0;
+		e = 0;
+		if (fstat(top, &ts) < 0)
+			e = errno;
+		else if (ts.st_dev != rm.dev)
+			e = EXDEV;
 		if (e) {
 			note(st, e); /* EXDEV cannot be: RESOLVE_NO_XDEV */
 			close(top);

@@ -41,8 +41,8 @@ enum {
 	FIG_MAX,
 };
 static const char *const fig_keys[FIG_MAX] = {
-	TIERFS_QUOTA_PEAK,	 TIERFS_QUOTA_WRITE,	 TIERFS_QUOTA_SPILL,
-	TIERFS_QUOTA_READ,	 TIERFS_QUOTA_READ_BELOW, TIERFS_QUOTA_WB_ERRORS,
+	TIERFS_QUOTA_PEAK,    TIERFS_QUOTA_WRITE,      TIERFS_QUOTA_SPILL,
+	TIERFS_QUOTA_READ,    TIERFS_QUOTA_READ_BELOW, TIERFS_QUOTA_WB_ERRORS,
 	TIERFS_QUOTA_WB_LOST,
 };
 
@@ -102,7 +102,8 @@ static int report_parse(char *text, const char *want, struct report *r)
 			/* KEY=USED/LIMIT: "total", a tier or "inodes" */
 			if (!strcmp(w, "total")) {
 				r->limited = strcmp(slash + 1, "-") != 0;
-				if (r->limited && !parse_u64(slash + 1, &r->limit))
+				if (r->limited &&
+				    !parse_u64(slash + 1, &r->limit))
 					return -EBADMSG;
 			} else if (!r->first[0] && strcmp(w, "inodes")) {
 				/* the tiers come in stack order */
@@ -146,7 +147,8 @@ static void report_words(const struct report *r, uint32_t id, char *buf,
 
 	if (f[FIG_READ])
 		snprintf(pct, sizeof(pct), "%.1f%%",
-			 100.0 * (double)(f[FIG_READ] -
+			 100.0 *
+				 (double)(f[FIG_READ] -
 					  (f[FIG_READ_BELOW] < f[FIG_READ]
 						   ? f[FIG_READ_BELOW]
 						   : f[FIG_READ])) /
@@ -166,11 +168,13 @@ static void report_words(const struct report *r, uint32_t id, char *buf,
 			      size_format(f[FIG_WRITE], a, sizeof(a)),
 			      size_format(f[FIG_SPILL], b, sizeof(b)), first);
 	if (n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n,
-			      "; read %s, %s from %s (reads that reached tierfs: page cache hits are not seen)",
-			      size_format(f[FIG_READ], a, sizeof(a)), pct, first);
+		n += snprintf(
+			buf + n, len - (size_t)n,
+			"; read %s, %s from %s (reads that reached tierfs: page cache hits are not seen)",
+			size_format(f[FIG_READ], a, sizeof(a)), pct, first);
 	if (n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n, "; writeback errors %llu",
+		n += snprintf(buf + n, len - (size_t)n,
+			      "; writeback errors %llu",
 			      (unsigned long long)f[FIG_WB_ERRORS]);
 	if (n > 0 && (size_t)n < len && f[FIG_WB_ERRORS])
 		snprintf(buf + n, len - (size_t)n, " (%s not stored)",
@@ -188,8 +192,9 @@ void job_report_line(int dirfd, const char *mount, uint32_t id, char *buf,
 
 	snprintf(want, sizeof(want), "/job%u", id);
 	if (!text) {
-		snprintf(buf, len, "job %u on %s: no scratch report: out of memory",
-			 id, node_name());
+		snprintf(buf, len,
+			 "job %u on %s: no scratch report: out of memory", id,
+			 node_name());
 		return;
 	}
 	n = fgetxattr(dirfd, TIERFS_XATTR_QUOTA, text, TIERFS_XATTR_VALUE_MAX);
@@ -200,18 +205,21 @@ void job_report_line(int dirfd, const char *mount, uint32_t id, char *buf,
 	}
 	free(text);
 	if (e == -ENODATA || e == -ENOENT)
-		snprintf(buf, len,
-			 "job %u on %s: no scratch report: %s/job%u has no quota of its own, and tierfs counts per quota (set default_quota= in plugstack.conf)",
-			 id, node_name(), mount, id);
+		snprintf(
+			buf, len,
+			"job %u on %s: no scratch report: %s/job%u has no quota of its own, and tierfs counts per quota (set default_quota= in plugstack.conf)",
+			id, node_name(), mount, id);
 	else if (e == -EBADMSG)
-		snprintf(buf, len,
-			 "job %u on %s: no scratch report: the tierfs on %s keeps no per-job figures (older than tierfs 0.3?)",
-			 id, node_name(), mount);
+		snprintf(
+			buf, len,
+			"job %u on %s: no scratch report: the tierfs on %s keeps no per-job figures (older than tierfs 0.3?)",
+			id, node_name(), mount);
 	else if (e < 0)
-		snprintf(buf, len,
-			 "job %u on %s: no scratch report: cannot read %s of %s/job%u: %s",
-			 id, node_name(), TIERFS_XATTR_QUOTA, mount, id,
-			 strerror(-e));
+		snprintf(
+			buf, len,
+			"job %u on %s: no scratch report: cannot read %s of %s/job%u: %s",
+			id, node_name(), TIERFS_XATTR_QUOTA, mount, id,
+			strerror(-e));
 	else
 		report_words(&r, id, buf, len);
 }
@@ -293,7 +301,8 @@ report_child(const char *path, uid_t uid, gid_t gid, const char *line)
 			_exit(2);
 	if (setgid(gid) < 0 || setuid(uid) < 0)
 		_exit(2);
-	fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(path,
+		  O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		_exit(3);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
@@ -321,8 +330,9 @@ int job_report_to_output(int dirfd, uint32_t id, uid_t uid, gid_t gid,
 			return 1;
 	pid = fork();
 	if (pid < 0) {
-		slurm_error("tierfs: job %u: cannot fork to write its report: %s",
-			    id, strerror(errno));
+		slurm_error(
+			"tierfs: job %u: cannot fork to write its report: %s",
+			id, strerror(errno));
 		return -1;
 	}
 	if (pid == 0)
@@ -330,14 +340,16 @@ int job_report_to_output(int dirfd, uint32_t id, uid_t uid, gid_t gid,
 	r = child_wait(pid, &status);
 	if (r == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
-	slurm_error("tierfs: job %u: cannot append its report to %s (as uid %u): %s",
-		    id, path, (unsigned)uid,
-		    r == -ETIME ? "timed out"
-		    : r == -ETIMEDOUT ? "timed out, and the child does not die of SIGKILL"
-		    : r < 0 ? strerror(-r)
-		    : WIFSIGNALED(status) ? "killed"
-		    : WEXITSTATUS(status) == 3 ? "cannot open it"
-		    : WEXITSTATUS(status) == 4 ? "not a regular file"
-					       : "failed");
+	slurm_error(
+		"tierfs: job %u: cannot append its report to %s (as uid %u): %s",
+		id, path, (unsigned)uid,
+		r == -ETIME ? "timed out"
+		: r == -ETIMEDOUT
+			? "timed out, and the child does not die of SIGKILL"
+		: r < 0			   ? strerror(-r)
+		: WIFSIGNALED(status)	   ? "killed"
+		: WEXITSTATUS(status) == 3 ? "cannot open it"
+		: WEXITSTATUS(status) == 4 ? "not a regular file"
+					   : "failed");
 	return -1;
 }

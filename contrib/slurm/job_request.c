@@ -13,7 +13,10 @@
 #include "banned.h"
 
 const char *const request_policy_keys[REQUEST_POLICY_KEYS] = {
-	"tiers", "pin", "split", "promote",
+	"tiers",
+	"pin",
+	"split",
+	"promote",
 };
 
 /* a tier name: 1 to TIERFS_TIER_NAME_MAX letters, digits, '_' or '-' */
@@ -110,9 +113,11 @@ static const char *policy_value_check(const char *k, const char *v)
 	uint64_t size;
 
 	if (!strcmp(k, "promote"))
-		return strcmp(v, "0") && strcmp(v, "1") ? "promote is 0 or 1" : NULL;
+		return strcmp(v, "0") && strcmp(v, "1") ? "promote is 0 or 1"
+							: NULL;
 	if (!strcmp(k, "pin"))
-		return tier_name_ok(v, strlen(v)) ? NULL : "pin takes one tier name";
+		return tier_name_ok(v, strlen(v)) ? NULL
+						  : "pin takes one tier name";
 	for (const char *p = v;;) {
 		const char *end = strchrnul(p, ',');
 		const char *colon = memchr(p, ':', (size_t)(end - p));

@@ -35,8 +35,9 @@ static const char *errno_name(int e)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: jobdir_test remove MOUNT NAME\n"
-			"       jobdir_test report-to MOUNT NAME UID GID LINE\n");
+	fprintf(stderr,
+		"usage: jobdir_test remove MOUNT NAME\n"
+		"       jobdir_test report-to MOUNT NAME UID GID LINE\n");
 	return 2;
 }
 
@@ -58,7 +59,8 @@ int main(int argc, char **argv)
 			printf("open: %s\n", errno_name(-fd));
 			return 0;
 		}
-		r = job_report_to_output(fd, 1, (uid_t)strtoul(argv[4], NULL, 10),
+		r = job_report_to_output(fd, 1,
+					 (uid_t)strtoul(argv[4], NULL, 10),
 					 (gid_t)strtoul(argv[5], NULL, 10),
 					 argv[6]);
 		close(fd);

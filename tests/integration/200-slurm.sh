@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: services
-# TIMEOUT: 400
+# TIMEOUT: 300
 #
 # The SPANK plugin (contrib/slurm/tierfs_spank.so, issue 19) under real
 # Slurm 22.05: this test starts munged, slurmctld and slurmd on this
@@ -26,6 +26,14 @@
 #  - a job without options gets default_quota;
 #  - the directory is gone after the job completes and after scancel of a
 #    running job;
+#  - root acting on what the job's user controls (issue 32): a process of
+#    the user's exchanging a directory of the job and a symlink to decoy
+#    files while the epilog runs (3 rounds): every decoy survives, the
+#    directory goes, the node stays up; three FUSE mounts left (a dead
+#    one, a deep one, one on $TMPDIR): detached, the report written, the
+#    directory gone, the node not drained; the report child, stopped by
+#    the user while it waits on a stopped FUSE daemon: the epilog ends
+#    (the child killed after 10 s);
 #  - with tierfs unmounted, the prolog fails: the node is drained (DRAIN)
 #    and the job does not run; slurmd's log says why.
 # Every daemon this test starts is stopped at exit, also on failure.  Exit
