@@ -188,6 +188,17 @@
 #define TIERFS_XATTR_VERIFY "user.tierfs.verify"
 #define TIERFS_XATTR_QUOTA "user.tierfs.quota"
 #define TIERFS_XATTR_QUOTA_SET "trusted.tierfs.quota"
+/* The job report's figures in a line of TIERFS_XATTR_QUOTA (issue 19),
+ * each "KEY=N", in the order the daemon writes them (see "Quotas" above),
+ * and the key that ends a line. */
+#define TIERFS_QUOTA_PEAK "peak_bytes"
+#define TIERFS_QUOTA_WRITE "write_bytes"
+#define TIERFS_QUOTA_SPILL "spill_bytes"
+#define TIERFS_QUOTA_READ "read_bytes"
+#define TIERFS_QUOTA_READ_BELOW "read_below_bytes"
+#define TIERFS_QUOTA_WB_ERRORS "writeback_errors"
+#define TIERFS_QUOTA_WB_LOST "writeback_lost_bytes"
+#define TIERFS_QUOTA_DIR "dir"
 
 #define TIERFS_XATTR_CTL "user.tierfs.ctl."
 #define TIERFS_XATTR_CTL_MIGRATE "user.tierfs.ctl.migrate"

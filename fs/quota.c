@@ -713,10 +713,11 @@ static int add_report(struct strbuf *out, uint64_t peak,
 		      const struct quota_io *io)
 {
 	return strbuf_addf(out,
-			   "peak_bytes=%llu write_bytes=%llu "
-			   "spill_bytes=%llu read_bytes=%llu "
-			   "read_below_bytes=%llu writeback_errors=%llu "
-			   "writeback_lost_bytes=%llu ",
+			   TIERFS_QUOTA_PEAK "=%llu " TIERFS_QUOTA_WRITE "=%llu "
+			   TIERFS_QUOTA_SPILL "=%llu " TIERFS_QUOTA_READ "=%llu "
+			   TIERFS_QUOTA_READ_BELOW "=%llu "
+			   TIERFS_QUOTA_WB_ERRORS "=%llu "
+			   TIERFS_QUOTA_WB_LOST "=%llu ",
 			   (unsigned long long)peak,
 			   (unsigned long long)io->write_bytes,
 			   (unsigned long long)io->spill_bytes,
@@ -766,7 +767,7 @@ int quota_usage_text(struct tierfs *fs, struct tfs_inode *inode,
 				r = add_report(out, peak, &io);
 			path = r ? NULL : dir_path(fs, d);
 			if (!r)
-				r = path ? strbuf_adds(out, "dir=") : -ENOMEM;
+				r = path ? strbuf_adds(out, TIERFS_QUOTA_DIR "=") : -ENOMEM;
 			if (!r)
 				r = add_path(out, path);
 			if (!r)

@@ -47,9 +47,10 @@ enum {
 	FIG_MAX,
 };
 static const char *const fig_keys[FIG_MAX] = {
-	"peak_bytes",	    "write_bytes",	"spill_bytes",
-	"read_bytes",	    "read_below_bytes", "writeback_errors",
-	"writeback_lost_bytes",
+	TIERFS_QUOTA_PEAK,	  TIERFS_QUOTA_WRITE,
+	TIERFS_QUOTA_SPILL,	  TIERFS_QUOTA_READ,
+	TIERFS_QUOTA_READ_BELOW, TIERFS_QUOTA_WB_ERRORS,
+	TIERFS_QUOTA_WB_LOST,
 };
 
 struct quota_line {
@@ -74,7 +75,7 @@ static int fig_index(const char *key)
 /* One line of the value, changed in place.  -EBADMSG if malformed. */
 static int parse_line(char *line, struct quota_line *ret)
 {
-	char *dir = strstr(line, "dir=");
+	char *dir = strstr(line, TIERFS_QUOTA_DIR "=");
 	char *save = NULL;
 	unsigned seen = 0;
 
@@ -84,7 +85,7 @@ static int parse_line(char *line, struct quota_line *ret)
 	ret->first_tier = NULL;
 	ret->has_fig = false;
 	memset(ret->fig, 0, sizeof(ret->fig));
-	ret->dir = dir + 4;
+	ret->dir = dir + strlen(TIERFS_QUOTA_DIR "=");
 	if (dir != line)
 		dir[-1] = '\0';
 	unescape_octal(ret->dir);

@@ -114,7 +114,15 @@ if [[ -d $dir && ! -L $dir ]] && command -v getfattr >/dev/null; then
 	fi
 fi
 
-# --one-file-system: never descend into anything mounted below it.
+# --one-file-system: never descend into anything mounted below it.  rm
+# walks by directory descriptors, so a symlink a process of the job's
+# user swaps in meanwhile is removed, not followed.  Mounts are not
+# detached here: umount follows symlinks in the path it is given, and the
+# job's user controls that path.  So a mount left in the directory (a
+# FUSE mount in $TMPDIR, where users may mount FUSE) fails the rm and
+# this epilog, and drains the node (with user_allow_other in
+# /etc/fuse.conf, one whose daemon never answers can hang the report
+# above).  The SPANK plugin detaches them safely (README.md).
 rm -rf --one-file-system -- "$dir"
 # Space that cannot be freed (a dead tierfs answers "Transport endpoint is
 # not connected") would starve the next jobs: fail, so that Slurm drains

@@ -87,7 +87,8 @@ if ! findmnt -t fuse.tierfs --mountpoint "$SCRATCH" >/dev/null; then
 fi
 
 dir=$SCRATCH/job$SLURM_JOB_ID
-# left over from an earlier run of this job (requeue): start empty
+# left over from an earlier run of this job (requeue): start empty (as
+# epilog.sh removes it: a mount left there fails this prolog)
 if [[ -e $dir || -L $dir ]]; then
 	rm -rf --one-file-system -- "$dir" || { log "cannot remove old $dir"; exit 1; }
 fi

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: services
-# TIMEOUT: 180
+# TIMEOUT: 300
 #
 # The SPANK plugin (contrib/slurm/tierfs_spank.so, issue 19) under real
 # Slurm 22.05: this test starts munged, slurmctld and slurmd on this
@@ -26,6 +26,14 @@
 #  - a job without options gets default_quota;
 #  - the directory is gone after the job completes and after scancel of a
 #    running job;
+#  - root acting on what the job's user controls (issue 32): a process of
+#    the user's exchanging a directory of the job and a symlink to decoy
+#    files while the epilog runs (3 rounds): every decoy survives, the
+#    directory goes, the node stays up; three FUSE mounts left (a dead
+#    one, a deep one, one on $TMPDIR): detached, the report written, the
+#    directory gone, the node not drained; the report child, stopped by
+#    the user while it waits on a stopped FUSE daemon: the epilog ends
+#    (the child killed after 10 s);
 #  - with tierfs unmounted, the prolog fails: the node is drained (DRAIN)
 #    and the job does not run; slurmd's log says why.
 # Every daemon this test starts is stopped at exit, also on failure.  Exit
@@ -75,6 +83,23 @@ sl_teardown() {
 	SL_PIDS=()
 }
 
+# Processes of the job's user this test starts outside Slurm (the swapper,
+# passfs daemons): woken, killed and reaped at exit; then every mount
+# left below $T, deepest first.
+USER_PIDS=()
+user_teardown() {
+	local pid m
+	for pid in "${USER_PIDS[@]}"; do
+		kill -CONT "$pid" 2>/dev/null
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	USER_PIDS=()
+	for m in $(awk -v t="$T/" 'index($2, t) == 1 && $2 != t "mnt" { print $2 }' /proc/self/mounts | tac); do
+		umount -l "$m" 2>/dev/null
+	done
+}
+
 sl_exit() {
 	local rc=$?
 	trap - EXIT
@@ -84,6 +109,7 @@ sl_exit() {
 			tail -n 30 "$S/log/$f.log" 2>/dev/null
 		done
 	fi
+	user_teardown
 	sl_teardown
 	(exit $rc)
 	t_cleanup
@@ -274,6 +300,166 @@ t_eq "$(job_state "$id")" CANCELLED "state of job $id after scancel"
 [ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after scancel"
 t_like "$(tail -n 1 "$OUT/$id.out")" "tierfs: job $id on $NODE: scratch peak 0 of 16M quota; *" \
 	"job $id: the report after scancel"
+
+# ------------------------------------------ processes of the job's user
+# What follows plays a user who has a process on the node outside the job
+# (another job, an ssh session Slurm adopted): the test starts it as the
+# job's user, and it outlives the job.  Such a job waits for the file
+# $OUT/go.ID before it ends, so that the test can set things up while it
+# runs.
+WAIT_GO='while [ ! -e "'"$OUT"'/go.$SLURM_JOB_ID" ]; do sleep 0.1; done'
+[ -x "$PROGS/passfs" ] || t_fail "passfs missing (PROGS='$PROGS')"
+# user_fuse DIR MOUNTPOINT -- passfs of DIR on MOUNTPOINT as the job's
+# user (fusermount3 mounts it, as any user may on a directory of their
+# own; root cannot enter it: no allow_other); its pid in FUSE_PID.  Where
+# /dev/fuse is root's alone (mode 0600: users cannot mount FUSE), root
+# makes the same mount, with allow_other so that the user reaches it.
+# (setpriv, not t_as: in the background $! must be the command's pid,
+# not that of a subshell running the function)
+AS_USER=(setpriv --reuid="$JOB_UID" --regid="$JOB_GID" --clear-groups --)
+if t_as "$JOB_UID:$JOB_GID" test -r /dev/fuse -a -w /dev/fuse; then
+	FUSE_AS=("${AS_USER[@]}") FUSE_OPT=()
+else
+	FUSE_AS=() FUSE_OPT=(-o allow_other)
+	echo "note: $JOB_USER cannot open /dev/fuse here: root makes the user's FUSE mounts"
+fi
+user_fuse() {
+	"${FUSE_AS[@]}" "$PROGS/passfs" "$1" "$2" -f "${FUSE_OPT[@]}" >>"$T/passfs.log" 2>&1 &
+	FUSE_PID=$!
+	USER_PIDS+=("$FUSE_PID")
+	t_wait_until 10 t_is_mounted "$2" ||
+		t_fail "passfs did not mount on $2: $(tail -n 3 "$T/passfs.log")"
+}
+# user_dir DIR... -- make directories of the job's user below $T
+user_dir() {
+	mkdir -p "$@" && chown "$JOB_UID:$JOB_GID" "$@" || t_fail "mkdir $*"
+}
+
+# ----------------- root's removal never follows a symlink the user swaps in
+# The job leaves a/sub with NSWAP files f1..fNSWAP; $DECOY, outside the
+# job directory and root's, holds files of the same names.  While the
+# epilog removes the job directory, a process of the job's user
+# exchanges a/sub and a symlink a/lnk to $DECOY (renameat2
+# RENAME_EXCHANGE, so that each name is the directory or the link in
+# turn), again and again, making a new link when the removal took one,
+# until the real directory is gone.  A removal by path (the nftw() walk
+# of 0.3's first plugin) goes through the link as root and deleted 1,000
+# decoys and more in each try; every decoy must survive every round, and
+# the epilog must end without draining the node.
+NSWAP=2000
+DECOY=$T/decoy
+mkdir "$DECOY" && (cd "$DECOY" && touch $(seq -f f%g $NSWAP)) || t_fail "cannot make the decoys"
+# the swapper: one line to "$2" per exchange
+SWAPPER='cd "$1/a" || exit 1
+ln -s "$3" lnk
+while [ -d sub -a ! -L sub ] || [ -d lnk -a ! -L lnk ]; do
+	"$4" rename2 exchange sub lnk >/dev/null
+	for l in sub lnk; do
+		[ -e $l ] || [ -L $l ] || ln -s "$3" $l 2>/dev/null
+	done
+	echo >>"$2"
+done'
+for round in 1 2 3; do
+	id=$(submit --wrap 'mkdir -p "$TMPDIR/a/sub" && cd "$TMPDIR/a/sub" &&
+		touch $(seq -f f%g '"$NSWAP"') && touch "$TMPDIR/ready"
+		'"$WAIT_GO") || t_fail "sbatch of swap round $round failed"
+	t_wait_until 60 test -e "$MNT/job$id/ready" ||
+		t_fail "swap round $round: job $id did not start: $(job_state "$id")"
+	"${AS_USER[@]}" bash -c "$SWAPPER" swapper "$MNT/job$id" \
+		"$OUT/swaps.$id" "$DECOY" "$PROGS/sc" &
+	spid=$!
+	USER_PIDS+=("$spid")
+	t_wait_until 20 test -s "$OUT/swaps.$id" ||
+		t_fail "swap round $round: the swapper does not swap"
+	before=$(wc -l <"$OUT/swaps.$id")
+	touch "$OUT/go.$id"
+	t_wait_until 60 job_done "$id" ||
+		t_fail "swap round $round: job $id did not end: $(job_state "$id")"
+	# it stops once the directory it swaps is gone
+	stopped=yes
+	t_wait_until 20 eval '! kill -0 '"$spid"' 2>/dev/null' || stopped=no
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	n=$(find "$DECOY" -type f | wc -l)
+	[ "$n" -eq $NSWAP ] ||
+		t_fail "swap round $round: root's removal of job $id deleted $((NSWAP - n)) of the $NSWAP decoys behind the symlink the job's user swapped in"
+	[ $stopped = yes ] ||
+		t_fail "swap round $round: the swapper still ran 20 s after job $id: $(ls -la "$MNT/job$id/a" 2>&1)"
+	during=$(($(wc -l <"$OUT/swaps.$id") - before))
+	[ "$during" -gt 0 ] || t_fail "swap round $round: no swap after the job was let go"
+	t_eq "$(job_state "$id")" COMPLETED "swap round $round: state of job $id"
+	t_eq "$(node_state)" IDLE "swap round $round: node state after job $id"
+	[ -e "$MNT/job$id" ] && t_fail "swap round $round: $MNT/job$id still there: $(ls -la "$MNT/job$id")"
+	echo "swap round $round: job $id ended and removed during $during swaps, decoys intact"
+done
+
+# ------------------ mounts the job's user leaves: detached, node not drained
+# Three FUSE mounts of the job's user, made from outside the job so that
+# they outlive it: a dead one (its daemon killed: every request ENOTCONN)
+# on $TMPDIR/dead, a live one deeper, on $TMPDIR/d1/d2/live, and a live
+# one on $TMPDIR itself, over both.  The epilog detaches them, reports
+# and removes the directory; the node stays up.
+id=$(submit --wrap 'mkdir -p "$TMPDIR/dead" "$TMPDIR/d1/d2/live" &&
+	echo data >"$TMPDIR/d1/f" && touch "$TMPDIR/ready"
+	'"$WAIT_GO") || t_fail "sbatch of the mount job failed"
+t_wait_until 60 test -e "$MNT/job$id/ready" || t_fail "job $id did not start: $(job_state "$id")"
+user_dir "$T/ub1" "$T/ub2" "$T/ub3"
+user_fuse "$T/ub1" "$MNT/job$id/dead"
+kill -9 "$FUSE_PID"
+wait "$FUSE_PID" 2>/dev/null
+user_fuse "$T/ub2" "$MNT/job$id/d1/d2/live"
+live1=$FUSE_PID
+user_fuse "$T/ub3" "$MNT/job$id"
+live2=$FUSE_PID
+touch "$OUT/go.$id"
+t_wait_until 60 job_done "$id" || t_fail "job $id with mounts left did not end: $(job_state "$id")"
+t_eq "$(job_state "$id")" COMPLETED "state of job $id that left mounts"
+t_eq "$(node_state)" IDLE "node state after job $id left mounts"
+left=$(awk -v d="$MNT/job$id" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/self/mounts)
+[ -z "$left" ] || t_fail "job $id: mounts still there after its epilog: $left"
+[ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after its epilog"
+t_like "$(tail -n 1 "$OUT/$id.out")" "tierfs: job $id on $NODE: scratch peak 4K of 32M quota; written 5, *" \
+	"job $id: the report, with its mounts detached first"
+grep -q "tierfs: job $id: detached 3 mounts" "$S/log/slurmd.log" ||
+	t_fail "slurmd's log does not say what job $id left: $(grep "tierfs: job $id" "$S/log/slurmd.log")"
+# detached and no longer used, the live mounts end: their daemons exit
+t_wait_until 20 eval '! kill -0 '"$live1"' 2>/dev/null && ! kill -0 '"$live2"' 2>/dev/null' ||
+	t_fail "the user's passfs daemons still run after their mounts were detached"
+echo "job $id: 3 mounts left (one dead, one on the directory) detached, directory removed, node $(node_state)"
+
+# ------------------ a report child the user stops: the epilog still ends
+# The epilog appends the report as the job's user, in a child process.
+# The job points it (user.slurm.tierfs_report_to, which is the job's to
+# set) at a file on a FUSE mount of its user whose daemon the user has
+# stopped, so the child's open() waits, and the user stops the child too
+# (SIGSTOP, as the child is theirs).  The epilog must end anyway (the
+# plugin kills the child after 10 s), and the node stays up.
+user_dir "$T/ub4" "$T/hang"
+user_fuse "$T/ub4" "$T/hang"
+hang_pid=$FUSE_PID
+t_as "$JOB_UID:$JOB_GID" sh -c ': >>"$1"' sh "$T/hang/out" ||
+	t_fail "cannot make a file on the user's passfs"
+id=$(submit --wrap 'setfattr -n user.slurm.tierfs_report_to -v "'"$T/hang/out"'" "$TMPDIR" &&
+	touch "$TMPDIR/ready"
+	'"$WAIT_GO") || t_fail "sbatch of the hang job failed"
+t_wait_until 60 test -e "$MNT/job$id/ready" || t_fail "job $id did not start: $(job_state "$id")"
+kill -STOP "$hang_pid"
+touch "$OUT/go.$id"
+# the child: the only process of the job's user that is Slurm's
+child() { pgrep -u "$JOB_UID" -x 'slurmstepd|slurmd'; }
+t_wait_until 60 child || t_fail "job $id: no report child of the user's: $(ps -o pid,user,stat,comm -u "$JOB_UID")"
+cpid=$(child)
+t_as "$JOB_UID:$JOB_GID" kill -STOP $cpid || t_fail "the job's user cannot stop the report child $cpid"
+echo "job $id: report child $cpid stopped by the job's user; its open() waits on a stopped FUSE daemon"
+t_wait_until 90 job_done "$id" ||
+	t_fail "job $id: the epilog did not end 90 s after its report child was stopped: $(job_state "$id")"
+t_eq "$(node_state)" IDLE "node state after job $id"
+[ -e "$MNT/job$id" ] && t_fail "job $id: $MNT/job$id still there after its epilog"
+grep -q "tierfs: job $id: cannot append its report to $T/hang/out (as uid $JOB_UID): timed out" "$S/log/slurmd.log" ||
+	t_fail "slurmd's log does not say the report timed out: $(grep "tierfs: job $id" "$S/log/slurmd.log")"
+kill -CONT "$hang_pid"
+umount -l "$T/hang"
+echo "job $id: epilog ended with its report child stopped: $(grep -o "tierfs: job $id: cannot append.*" "$S/log/slurmd.log")"
 
 # --------------------------------------- no tierfs: the node is drained
 t_unmount
