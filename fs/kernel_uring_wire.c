@@ -222,6 +222,8 @@ int kernel_uring_kicker_start(const char *mountpoint, int *ret_fd,
 		unsigned qid;
 
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* not "tierfs": ps, pgrep and the tests tell it apart */
+		(void)prctl(PR_SET_NAME, "tierfs-kick");
 		(void)sigaction(SIGTERM, &dfl, NULL);
 		(void)sigaction(SIGINT, &dfl, NULL);
 		(void)sigaction(SIGHUP, &dfl, NULL);
