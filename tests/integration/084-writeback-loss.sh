@@ -43,10 +43,14 @@ empty() { [ "$(used)" = 0 ]; }
 # left: 1M, then 4K, in NAME.1, NAME.2, ... (an extent that cannot grow
 # on its tier moves whole, so the last units may only fit a new file).
 # FILL is the same for the python helper's "sh".
+# Each dd is bounded, and the loop stops when $MNT is no longer a FUSE
+# mount: should the daemon die, the writes would otherwise fill the disk
+# under the mount point.
 fillcmd() {
 	echo "for i in \$(seq 64); do" \
-		"dd if=/dev/zero of='$MNT/$1.'\$i bs=1M oflag=direct status=none 2>/dev/null;" \
-		"dd if=/dev/zero of='$MNT/$1.'\$i bs=4K oflag=direct,append conv=notrunc status=none 2>/dev/null;" \
+		"[ \"\$(stat -f -c %t '$MNT')\" = 65735546 ] || exit 2;" \
+		"dd if=/dev/zero of='$MNT/$1.'\$i bs=1M count=256 oflag=direct status=none 2>/dev/null;" \
+		"dd if=/dev/zero of='$MNT/$1.'\$i bs=4K count=65536 oflag=direct,append conv=notrunc status=none 2>/dev/null;" \
 		"[ \"\$(df -B1 --output=avail '$MNT' | tail -n 1 | tr -d ' ')\" = 0 ] && exit 0;" \
 		"done; exit 1"
 }

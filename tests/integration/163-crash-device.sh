@@ -143,7 +143,7 @@ disk_free=$(tstat disk free)
 echo "device with $real bytes free: df avail $dfa, status free(fast) $sf"
 
 # the rest goes too
-dd if=/dev/zero of="$T/small/filler2" bs=64K status=none 2>/dev/null
+dd if=/dev/zero of="$T/small/filler2" bs=64K count=512 status=none 2>/dev/null # bounded: twice the tmpfs
 t_eq "$(avail_b "$T/small")" 0 "free on the small tmpfs after the second filler"
 pat_w -s 4 "$MNT/new" 0 4M
 t_eq "$(layout "$MNT/new")" "fast=0 disk=$((4 * M))" "layout of data written while the device is full"

@@ -42,7 +42,7 @@ t_eq "$(layout "$MNT/pre")" "fast=$((2 * M)) disk=0" "layout before the filler"
 # an extent with only its first page written: the rest of its slot is a
 # hole in the sparse slab, which needs device blocks when written
 pat_w -s 1 "$MNT/half" 0 4K
-dd if=/dev/zero of="$T/small/filler" bs=4K 2>/dev/null
+dd if=/dev/zero of="$T/small/filler" bs=4K count=4096 2>/dev/null # bounded: 16M, twice the tmpfs
 t_eq "$(df --output=avail "$T/small" | tail -n 1 | tr -d ' ')" 0 "free space on the filled tmpfs"
 out=$("$P" -s 2 w "$MNT/new" 0 4M)
 t_eq "$out" "OK $((4 * M))" "write while the fast tier's device is full"
@@ -90,7 +90,7 @@ pat_v -d -s 2 "$MNT/new" 0 4M
 # the same with no tier to spill to: ENOSPC (EIO accepted), nothing lost
 t_remount --tier fast=file:"$T/small":6M --no-migrate
 pat_w -s 1 "$MNT/pre" 0 2M
-dd if=/dev/zero of="$T/small/filler" bs=64K 2>/dev/null
+dd if=/dev/zero of="$T/small/filler" bs=64K count=256 2>/dev/null # bounded: twice the tmpfs
 out=$("$P" -s 2 w "$MNT/new" 0 4M)
 # (a device that fills behind tierfs's back is not in the free-space
 # reserve: with the writeback cache the error comes from close(2))
@@ -111,7 +111,7 @@ t_unmount
 # a pmem tier reserves its space at mount: a full device changes nothing
 t_remount --tier pm=pmem:"$T/small":6M --tier disk=file:"$T/disk":64M --no-migrate
 pat_w -s 1 "$MNT/pre" 0 1M
-dd if=/dev/zero of="$T/small/filler" bs=4K 2>/dev/null
+dd if=/dev/zero of="$T/small/filler" bs=4K count=4096 2>/dev/null # bounded: 16M, twice the tmpfs
 pat_w -s 2 "$MNT/new" 0 4M
 t_eq "$(layout "$MNT/new")" "pm=$((4 * M)) disk=0" "pmem tier on a full device"
 rm "$MNT/new" || t_fail rm
