@@ -486,6 +486,10 @@ int options_load_config(struct tierfs_options *opt, char *err,
 		opt->transport = s.file.transport;
 		opt->transport_set = s.file.transport_set;
 	}
+	if (!opt->io_set) {
+		opt->io = s.file.io;
+		opt->io_set = s.file.io_set;
+	}
 	if (!opt->page_cache_set) {
 		opt->page_cache = s.file.page_cache;
 		opt->page_cache_set = s.file.page_cache_set;

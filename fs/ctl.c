@@ -33,6 +33,7 @@
 #include "inode.h"
 #include "dir.h"
 #include "data.h"
+#include "native.h"
 #include "placement.h"
 #include "ctl.h"
 #include "ctl_proto.h"
@@ -486,6 +487,7 @@ static int layout_text(struct tierfs *fs, struct tfs_inode *inode,
 	int r = 0;
 
 	if (inode->i_type == S_IFREG) {
+		native_sync(fs, inode); /* a native file: what it holds now */
 		data_layout(fs, inode, bytes);
 	} else if (inode->i_type == S_IFDIR) {
 		struct viewer *v = malloc(sizeof(*v));
@@ -525,6 +527,17 @@ static int extents_lines(struct tierfs *fs, struct tfs_inode *inode,
 	int run_tier = -1;
 	int r = 0;
 
+	if (native_of(inode)) {
+		/* its data ranges in its backing file, in bytes: the page's
+		 * place is the extent index of the range that did not fit */
+		uint64_t from = idx << fs->extent_shift, at;
+
+		(void)max_extents;
+		r = native_extents(fs, inode, from, limit, out, &at);
+		*ret_next = at == UINT64_MAX ? UINT64_MAX
+					     : at >> fs->extent_shift;
+		return r;
+	}
 	pthread_rwlock_rdlock(&inode->i_dlock);
 	for (e = extent_map_next(&inode->i_map, idx, &idx);;
 	     e = idx == EXTENT_MAP_MAX_INDEX

@@ -24,6 +24,7 @@
 #include "ctl.h"
 #include "ctl_proto.h"
 #include "migrate.h"
+#include "native.h"
 #include "tier.h"
 #include "macro.h"
 #include "banned.h"
@@ -194,6 +195,9 @@ int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode, const char *value,
 		return -EINVAL;
 	if (__atomic_load_n(&fs->draining, __ATOMIC_RELAXED) & (1u << dst))
 		return -ENOSPC;
+	/* a native file moves whole; while open, -EBUSY: at its close */
+	if (native_of(inode))
+		return native_move(fs, inode, (unsigned)dst);
 	first = start >> fs->extent_shift;
 	last = length == UINT64_MAX || start + length < start
 		       ? EXTENT_MAP_MAX_INDEX
@@ -220,7 +224,25 @@ int ctl_migrate(struct tierfs *fs, struct tfs_inode *inode, const char *value,
 /* Move every extent of @inode off tier @t: slower tiers first. */
 static int drain_inode(struct tierfs *fs, struct tfs_inode *inode, unsigned t)
 {
+	struct native *nat = native_of(inode);
 	uint64_t idx = 0;
+
+	if (nat) {
+		/* whole, to the first tier of the drain order that takes
+		 * it; an open one at its close (-EBUSY: not an error) */
+		int r = -ENOSPC;
+
+		if (nat->tier != t)
+			return 0;
+		for (unsigned k = 1; k < fs->ntiers && r == -ENOSPC; k++) {
+			unsigned u = migrate_drain_order(t, k, fs->ntiers);
+
+			if (u != t && u < fs->ntiers &&
+			    tier_can_native(fs->tiers[u]))
+				r = native_move(fs, inode, u);
+		}
+		return r == -EBUSY ? 0 : r;
+	}
 
 	for (;;) {
 		const struct extent *e;

@@ -176,6 +176,7 @@
 #define TIERFS_XATTR_PIN "user.tierfs.pin"
 #define TIERFS_XATTR_SPLIT "user.tierfs.split"
 #define TIERFS_XATTR_PROMOTE "user.tierfs.promote"
+#define TIERFS_XATTR_IO "user.tierfs.io" /* native|tiered (issue 33) */
 
 #define TIERFS_XATTR_LAYOUT "user.tierfs.layout"
 #define TIERFS_XATTR_EXTENTS "user.tierfs.extents"

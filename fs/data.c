@@ -49,6 +49,7 @@
 #include "fs.h"
 #include "inode.h"
 #include "log.h"
+#include "native.h"
 #include "never.h"
 #include "placement.h"
 #include "quota.h" /* the I/O counters of the job report (issue 19) */
@@ -165,11 +166,23 @@ static ssize_t do_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 	return r < 0 ? r : (ssize_t)done;
 }
 
+/*
+ * A native file (native.h) keeps its bytes in a backing file, not in
+ * extents: each entry point below hands it to native.c.  The kernel
+ * reads and writes it itself while it is open; what comes here is the
+ * daemon's own work (tierctl, the migrator, copy_file_range, fallocate,
+ * truncate) and an open whose passthrough reply could not be sent.
+ */
 ssize_t data_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		  size_t len, uint64_t off)
 {
-	bool bulk = data_bulk_begin(fs);
-	ssize_t r = do_read(fs, inode, buf, len, off);
+	bool bulk;
+	ssize_t r;
+
+	if (native_of(inode))
+		return native_read(fs, inode, buf, len, off);
+	bulk = data_bulk_begin(fs);
+	r = do_read(fs, inode, buf, len, off);
 
 	data_bulk_end(bulk);
 	return r;
@@ -252,8 +265,22 @@ int data_read_begin(struct tierfs *fs, struct tfs_inode *inode, char *buf,
 		    size_t len, uint64_t off, struct iovec *iov,
 		    unsigned maxiov, unsigned *ret_niov)
 {
-	bool bulk = data_bulk_begin(fs);
-	int r = do_read_begin(fs, inode, buf, len, off, iov, maxiov, ret_niov);
+	bool bulk;
+	int r;
+
+	if (native_of(inode)) {
+		/* into @buf, and the lock data_read_end() drops */
+		ssize_t n = native_read(fs, inode, buf, len, off);
+
+		if (n < 0)
+			return (int)n;
+		iov[0] = (struct iovec){ buf, (size_t)n };
+		*ret_niov = 1;
+		pthread_rwlock_rdlock(&inode->i_dlock);
+		return 0;
+	}
+	bulk = data_bulk_begin(fs);
+	r = do_read_begin(fs, inode, buf, len, off, iov, maxiov, ret_niov);
 
 	data_bulk_end(bulk);
 	return r;
@@ -628,6 +655,27 @@ static void write_done(struct tfs_inode *inode, const struct wstate *w)
 	pthread_mutex_unlock(&inode->i_lock);
 }
 
+/* A write of @src's @len bytes to native @inode at @off: as
+ * data_write_src().  Return: bytes written, or -errno. */
+static ssize_t native_write_src(struct tierfs *fs, struct tfs_inode *inode,
+				struct data_src *src, size_t len,
+				uint64_t off)
+{
+	const char *p;
+	ssize_t r;
+
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
+		src_drain(src, len);
+		return -EFBIG;
+	}
+	p = src_piece(src, 0, len);
+	if (!p)
+		return -EIO;
+	r = native_write(fs, inode, p, len, off);
+	src_drain(src, len);
+	return r;
+}
+
 ssize_t data_write(struct tierfs *fs, struct tfs_inode *inode,
 		   const char *buf, size_t len, uint64_t off)
 {
@@ -648,6 +696,8 @@ ssize_t data_write_src(struct tierfs *fs, struct tfs_inode *inode,
 		src_drain(src, len);
 		return -EFBIG;
 	}
+	if (native_of(inode))
+		return native_write_src(fs, inode, src, len, off);
 	/* before the data lock: resolving takes ns_lock, which comes first */
 	policy_get(fs, inode, &pol);
 	if (data_lock(fs, inode, true) < 0) {
@@ -691,6 +741,13 @@ int data_writeback_src(struct tierfs *fs, struct tfs_inode *inode,
 		src_drain(src, len);
 		return -EFBIG;
 	}
+	if (native_of(inode)) {
+		ssize_t r = native_write_src(fs, inode, src, len, off);
+
+		*ret_lost = r < 0 ? len : len - (size_t)r;
+		*ret_first = *ret_lost > 0;
+		return r < 0 ? (int)r : *ret_lost ? -EIO : 0;
+	}
 	policy_get(fs, inode, &pol);
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	bulk = data_bulk_begin(fs);
@@ -714,6 +771,8 @@ int data_truncate(struct tierfs *fs, struct tfs_inode *inode, uint64_t size)
 
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
+	if (native_of(inode))
+		return native_truncate(fs, inode, size);
 	r = data_lock(fs, inode, true);
 	if (r < 0)
 		return r;
@@ -896,6 +955,8 @@ int data_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;
+	if (native_of(inode))
+		return native_fallocate(fs, inode, mode, off, len);
 	if ((end - 1) >> fs->extent_shift > EXTENT_MAP_MAX_INDEX)
 		return -EFBIG;
 
@@ -999,8 +1060,12 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 	size_t chunk = MIN((size_t)fs->extent_size, (size_t)TIERFS_MAX_IO);
 	size_t done = 0;
 	ssize_t r = 0;
-	char *buf = malloc(chunk);
+	bool native = native_of(in) || native_of(out);
+	char *buf;
 
+	if (native_of(in) && native_of(out))
+		return native_copy(fs, in, off_in, out, off_out, len);
+	buf = malloc(chunk);
 	if (!buf)
 		return -ENOMEM;
 	/* one lock at a time, so two copies in opposite directions cannot
@@ -1012,7 +1077,8 @@ ssize_t data_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 				       fs->extent_size - (pos & ext_mask(fs)));
 		size_t h;
 
-		if (hole_at(fs, in, pos, n, &h)) {
+		/* between a native file and a tiered one: bytes, holes too */
+		if (!native && hole_at(fs, in, pos, n, &h)) {
 			/* a hole copies as a hole: no space for zeros */
 			r = zero_hole(fs, out, off_out + done, h);
 			if (r < 0)
@@ -1074,6 +1140,8 @@ int data_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	const struct extent *e;
 	int r;
 
+	if (native_of(inode))
+		return native_lseek(fs, inode, off, whence, ret_off);
 	r = data_lock(fs, inode, false);
 	if (r < 0)
 		return r;
@@ -1138,6 +1206,7 @@ void data_layout(struct tierfs *fs, struct tfs_inode *inode,
 {
 	const uint64_t *tb = inode_tier_bytes(inode);
 
+	/* a native file's too, as of its last native_sync() */
 	memset(bytes, 0, sizeof(uint64_t) * TIER_MAX_CONF);
 	for (unsigned t = 0; t < fs->ntiers; t++)
 		bytes[t] = __atomic_load_n(&tb[t], __ATOMIC_RELAXED);

@@ -168,6 +168,8 @@ struct tierfs {
 	bool killpriv_v2;	   /* we clear suid/sgid on write, truncate,
 				    * chown (the kernel accepted it) */
 	bool writeback;		   /* the kernel's writeback cache is on */
+	bool passthrough;	   /* the kernel took FUSE passthrough: files
+				    * may be native (native.h, issue 33) */
 	uint64_t dirty_max;	   /* immutable; the dirty limit to set: what
 				    * was asked, capped by the kernel's dirty
 				    * threshold (mount.c dirty_max_choose()) */

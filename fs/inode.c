@@ -47,8 +47,9 @@ static size_t inode_size(mode_t type, unsigned ntiers)
 
 	switch (type) {
 	case S_IFREG:
-		/* the extent map, then the bytes per tier */
-		part = sizeof(struct extent_map) + ntiers * sizeof(uint64_t);
+		/* the extent map, the native state, the bytes per tier */
+		part = sizeof(struct extent_map) + sizeof(void *) +
+		       ntiers * sizeof(uint64_t);
 		break;
 	case S_IFDIR:
 		part = sizeof(struct tfs_dir);
@@ -204,6 +205,21 @@ void inode_lookup_ref(struct tierfs *fs, struct tfs_inode *inode)
 	pthread_mutex_lock(&fs->itab_lock);
 	inode->i_nlookup++;
 	pthread_mutex_unlock(&fs->itab_lock);
+}
+
+bool inode_adopt_native(struct tierfs *fs, struct tfs_inode *inode,
+			struct native *n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	ok = inode->i_type == S_IFREG && inode->i_nlookup == 1 &&
+	     inode->i_nlink == 1 && !*inode_native_slot(inode);
+	if (ok)
+		__atomic_store_n(inode_native_slot(inode), n,
+				 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fs->itab_lock);
+	return ok;
 }
 
 void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n)

@@ -58,6 +58,7 @@
 struct tierfs;
 struct xattr;
 struct wb_state;
+struct native;
 struct quota;
 
 typedef uint64_t tierfs_ino_t;
@@ -183,8 +184,8 @@ static inline struct quota *inode_quota(struct tfs_inode *inode)
 }
 
 /*
- * A regular file's bytes on each tier, fs->ntiers counters right after
- * its extent map (inode_size()): what its extents hold there, as
+ * A regular file's bytes on each tier, fs->ntiers counters after its
+ * extent map and native state (inode_size()): what its extents hold there, as
  * charged where they take, give back and move space (quota.c, under
  * its quota_lock, whether a quota is set or not).  Relaxed atomics, so
  * that a layout reads them without the file's data lock, which a
@@ -193,7 +194,21 @@ static inline struct quota *inode_quota(struct tfs_inode *inode)
 static inline uint64_t *inode_tier_bytes(struct tfs_inode *inode)
 {
 	return (uint64_t *)((char *)inode + offsetof(struct tfs_inode, i_map) +
-			    sizeof(struct extent_map));
+			    sizeof(struct extent_map) + sizeof(void *));
+}
+
+/*
+ * A regular file's native state (native.h), between its extent map and
+ * its bytes per tier: NULL for a tiered file.  Set once (NULL to a
+ * struct, with a release store) and freed only with the inode, so that
+ * a reader that loads it (acquire) may use it without a lock; what is in
+ * it is native.h's to lock.
+ */
+static inline struct native **inode_native_slot(struct tfs_inode *inode)
+{
+	return (struct native **)((char *)inode +
+				  offsetof(struct tfs_inode, i_map) +
+				  sizeof(struct extent_map));
 }
 
 /* The directory part of @inode, or NULL if it is not a directory: what
@@ -231,6 +246,16 @@ struct tfs_inode *inode_new(struct tierfs *fs, mode_t mode, uid_t uid,
 void inode_free(struct tierfs *fs, struct tfs_inode *inode);
 /* Count one more kernel lookup (called with ns_lock held). */
 void inode_lookup_ref(struct tierfs *fs, struct tfs_inode *inode);
+/*
+ * inode_adopt_native() - store native state @n in regular file @inode
+ * (inode_native_slot()) if the kernel knows it by one lookup only (its
+ * creator's, whose open has not come yet) and it holds nothing: then no
+ * open of it can be in another mode.  Under itab_lock, which every
+ * lookup takes to count itself, so a lookup after this sees @n.
+ * Return: true when stored.
+ */
+bool inode_adopt_native(struct tierfs *fs, struct tfs_inode *inode,
+			struct native *n);
 /* The kernel dropped @n lookups; frees the inode when nothing else
  * references it. */
 void inode_forget(struct tierfs *fs, struct tfs_inode *inode, uint64_t n);

@@ -46,6 +46,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -327,6 +329,8 @@ ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
 	ssize_t r;
 
 	TSAN_RELEASE(&kernel_tsan_sync);
+	/* an OPEN or CREATE reply of a native file: its backing file */
+	kernel_req_patch_reply(iov, count);
 	/* a reply to a request that came over io_uring goes back there */
 	if (kernel_uring_reply(iov, count, &r))
 		return r;
@@ -350,6 +354,16 @@ ssize_t kernel_io_writev(int fd, struct iovec *iov, int count,
 				if (add >> 32) {
 					out->flags |= (uint32_t)KFUSE_INIT_EXT;
 					out->flags2 |= (uint32_t)(add >> 32);
+				}
+				/* passthrough wants the stacking depth of its
+				 * backing files: one (tmpfs, a disk's fs), in
+				 * the field after flags2 (7.40) */
+				if ((add & KFUSE_PASSTHROUGH) &&
+				    iov[1].iov_len >= KFUSE_INIT_STACK_DEPTH_OFF + 4) {
+					uint32_t one = 1;
+
+					memcpy((char *)out + KFUSE_INIT_STACK_DEPTH_OFF,
+					       &one, sizeof(one));
 				}
 				/* the kernel's largest payload, as it
 				 * computes it for the ring */
@@ -650,6 +664,68 @@ void kernel_inval_data_sync(struct tierfs *fs, struct tfs_inode *inode,
 	inval_sync(fs, inode, (int64_t)off, (int64_t)len);
 }
 
+/* Does the mount want native I/O?  io=native, or auto (native.h: the
+ * choice auto makes). */
+static bool native_wanted(const struct tierfs *fs)
+{
+	return fs->opt.io == IO_NATIVE ||
+	       (fs->opt.io == IO_AUTO && KERNEL_IO_AUTO_NATIVE);
+}
+
+/* Has the calling thread CAP_SYS_ADMIN in its effective set?  What the
+ * kernel wants of a server that registers backing files. */
+static bool have_sys_admin(void)
+{
+	struct {
+		uint32_t version;
+		int pid;
+	} hdr = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
+	struct {
+		uint32_t effective, permitted, inheritable;
+	} data[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[0].effective & (1u << 21 /* CAP_SYS_ADMIN */);
+}
+
+/* Why passthrough cannot be had on this mount, or NULL. */
+static const char *passthrough_missing(const struct tierfs *fs)
+{
+	if (fs->opt.no_kernel_features)
+		return "--no-kernel-features";
+	if (!__atomic_load_n(&fs->kern_init_pending, __ATOMIC_ACQUIRE))
+		return "the INIT request was not seen";
+	if (!(fs->kern_offered & KFUSE_PASSTHROUGH))
+		return "the kernel does not offer FUSE passthrough (Linux 6.9 and later, with CONFIG_FUSE_PASSTHROUGH)";
+	if (!have_sys_admin())
+		return "passthrough needs CAP_SYS_ADMIN (a root daemon)";
+	return NULL;
+}
+
+int kernel_backing_open(int fd)
+{
+	struct kfuse_backing_map map = { .fd = fd };
+	int dev = notifier.se ? fuse_session_fd(notifier.se) : -1;
+	int id;
+
+	if (dev < 0)
+		return -ENODEV;
+	id = ioctl(dev, KFUSE_DEV_IOC_BACKING_OPEN, &map);
+	return id < 0 ? -errno : id;
+}
+
+void kernel_backing_close(int id)
+{
+	uint32_t v = (uint32_t)id;
+	int dev = notifier.se ? fuse_session_fd(notifier.se) : -1;
+
+	if (dev >= 0 && id > 0 &&
+	    ioctl(dev, KFUSE_DEV_IOC_BACKING_CLOSE, &v) < 0)
+		log_debug("cannot close backing file %d: %s", id,
+			  strerror(errno));
+}
+
 void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 {
 	uint64_t add = 0;
@@ -667,18 +743,31 @@ void kernel_init(struct tierfs *fs, struct fuse_conn_info *conn)
 	    !(add & KFUSE_OVER_IO_URING))
 		log_err("transport=uring, but the kernel did not offer FUSE over io_uring%s; requests go over /dev/fuse",
 			fs->opt.no_kernel_features ? " (--no-kernel-features)" : "");
+	fs->passthrough = false;
+	if (native_wanted(fs)) {
+		const char *why = passthrough_missing(fs);
+
+		if (why) {
+			log_warn("io=native: %s; files go through the daemon (io=tiered)", why);
+		} else {
+			add |= KFUSE_PASSTHROUGH;
+			fs->passthrough = true;
+		}
+	}
 	fs->kern_added = add;
 	fs->killpriv_v2 = add & KFUSE_HANDLE_KILLPRIV_V2;
-	fs->writeback = !fs->opt.no_writeback_cache &&
+	/* the kernel takes no passthrough with the writeback cache */
+	fs->writeback = !fs->opt.no_writeback_cache && !fs->passthrough &&
 			(conn->capable & FUSE_CAP_WRITEBACK_CACHE);
 	if (fs->writeback)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	splice_setup(fs, &conn->max_write);
-	log_debug("kernel offered %#llx; added %#llx; writeback cache %s",
+	log_debug("kernel offered %#llx; added %#llx; writeback cache %s; passthrough %s",
 		  (unsigned long long)fs->kern_offered,
-		  (unsigned long long)add, fs->writeback ? "on" : "off");
+		  (unsigned long long)add, fs->writeback ? "on" : "off",
+		  fs->passthrough ? "on" : "off");
 
 	if (pthread_create(&t, NULL, bdi_setup, fs) == 0) {
 		fs->bdi_thread = t;

@@ -71,6 +71,25 @@ void kernel_stop(struct tierfs *fs);
 bool kernel_req_pipe(int *ret_fd, size_t *ret_len);
 void kernel_req_pipe_done(bool emptied);
 
+/*
+ * Native I/O (issue 33, native.h): whether a mount with io=auto asks
+ * the kernel for passthrough (and gives up the writeback cache).
+ */
+#define KERNEL_IO_AUTO_NATIVE false
+
+/*
+ * kernel_backing_open() - register the open file @fd with the kernel as
+ * a backing file (FUSE_DEV_IOC_BACKING_OPEN on /dev/fuse), so that an
+ * OPEN reply may name it (kernel_req_set_passthrough()).  Only on a
+ * mount whose INIT took passthrough (fs->passthrough).  The kernel keeps
+ * its own reference to the file until kernel_backing_close().
+ * Return: the backing id (> 0), or -errno (-EPERM without
+ * CAP_SYS_ADMIN or passthrough, -ENODEV without a session).
+ */
+int kernel_backing_open(int fd);
+/* Drop backing file @id (open files of it keep theirs). */
+void kernel_backing_close(int id);
+
 /**
  * kernel_space_low() - is less free space left for @avail than the page
  * cache may hold dirty for this mount?  Then a file should be opened

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
 
 #include "fuse_inc.h"
 #include "kernel_req.h"
@@ -21,6 +23,9 @@ char kernel_tsan_sync;
 /* Of the request this thread handles (read hook or ring -> handler). */
 static __thread bool t_kill_suidgid;
 static __thread int t_queue = KERNEL_QUEUE_DEV;
+static __thread uint64_t t_unique;   /* its unique id */
+static __thread uint32_t t_opcode;   /* its opcode */
+static __thread int t_passthrough;   /* backing id for its OPEN reply */
 
 bool kernel_req_kill_suidgid(void)
 {
@@ -91,10 +96,15 @@ void kernel_note_request(struct tierfs *fs, const void *buf, size_t n,
 
 	t_kill_suidgid = false;
 	t_queue = queue;
+	t_passthrough = 0;
 	if (n < sizeof(*h)) {
+		t_unique = 0;
+		t_opcode = 0;
 		owner_set_uid(OWNER_NONE);
 		return;
 	}
+	t_unique = h->unique;
+	t_opcode = h->opcode;
 	owner_set_uid(h->uid);
 	__atomic_add_fetch(&op_count[h->opcode < OPCODES && op_name[h->opcode]
 					     ? h->opcode
@@ -134,4 +144,34 @@ void kernel_note_request(struct tierfs *fs, const void *buf, size_t n,
 	default:
 		break;
 	}
+}
+
+void kernel_req_set_passthrough(int backing_id)
+{
+	t_passthrough = backing_id > 0 ? backing_id : 0;
+}
+
+void kernel_req_patch_reply(struct iovec *iov, int count)
+{
+	struct fuse_out_header oh;
+	struct fuse_open_out *op;
+	size_t at;
+	int32_t id = t_passthrough;
+
+	if (!id || count < 2 || iov[0].iov_len < sizeof(oh))
+		return;
+	memcpy(&oh, iov[0].iov_base, sizeof(oh));
+	if (oh.unique != t_unique || oh.error)
+		return;
+	/* OPEN: the open_out alone; CREATE: after the entry_out, one
+	 * buffer (libfuse's fuse_reply_create()) */
+	at = t_opcode == FUSE_CREATE ? sizeof(struct fuse_entry_out) : 0;
+	if ((t_opcode != FUSE_OPEN && t_opcode != FUSE_CREATE) ||
+	    iov[1].iov_len < at + sizeof(*op))
+		return;
+	op = (struct fuse_open_out *)((char *)iov[1].iov_base + at);
+	op->open_flags |= KFOPEN_PASSTHROUGH;
+	/* backing_id: the word Debian 12's header still calls padding */
+	memcpy(&op->padding, &id, sizeof(id));
+	t_passthrough = 0;
 }

@@ -18,7 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/ioctl.h>
 
+struct iovec;
 struct tierfs;
 
 /* Capability flags of the FUSE protocol (kernel include/uapi/linux/fuse.h;
@@ -29,6 +31,19 @@ struct tierfs;
 #define KFUSE_DIRECT_IO_ALLOW_MMAP (UINT64_C(1) << 36) /* 7.39, Linux 6.6 */
 #define KFUSE_PASSTHROUGH (UINT64_C(1) << 37)	     /* 7.40, Linux 6.9 */
 #define KFUSE_OVER_IO_URING (UINT64_C(1) << 41)    /* 7.42, Linux 6.14 */
+/* The INIT reply's max_stack_depth (7.40): the word after flags2. */
+#define KFUSE_INIT_STACK_DEPTH_OFF 36
+/* fuse_open_out's open_flags: the kernel reads and writes the file
+ * through the backing file named by backing_id, the word after them */
+#define KFOPEN_PASSTHROUGH (1u << 7)
+/* The backing-file ioctls of /dev/fuse (7.40). */
+struct kfuse_backing_map {
+	int32_t fd;
+	uint32_t flags;
+	uint64_t padding;
+};
+#define KFUSE_DEV_IOC_BACKING_OPEN _IOW(229, 1, struct kfuse_backing_map)
+#define KFUSE_DEV_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
 
 
 /* The /dev/fuse pool's queue number (kernel_req_queue()); a ring queue
@@ -54,6 +69,22 @@ bool kernel_req_kill_suidgid(void);
 /* The queue the request this thread handles came on: KERNEL_QUEUE_DEV,
  * or a ring queue's number. */
 int kernel_req_queue(void);
+
+/*
+ * kernel_req_set_passthrough() - the OPEN or CREATE this thread handles
+ * opens its file natively: its reply (kernel_req_patch_reply()) carries
+ * FOPEN_PASSTHROUGH and backing file @backing_id (> 0), which the
+ * kernel then reads and writes itself.  0: not (the default of every
+ * request).
+ */
+void kernel_req_set_passthrough(int backing_id);
+/*
+ * kernel_req_patch_reply() - from the transports, with every reply
+ * before it goes: a successful OPEN or CREATE reply of the request this
+ * thread handles gets what kernel_req_set_passthrough() asked for
+ * (libfuse 3.14 cannot say it).  Other replies pass unchanged.
+ */
+void kernel_req_patch_reply(struct iovec *iov, int count);
 
 /* The stats line "requests OP=COUNT ..." (opcodes seen so far, both
  * transports) into @buf.  Return: its length, or -ENOSPC. */

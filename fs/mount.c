@@ -30,6 +30,7 @@
 #include "macro.h"
 #include "size.h"
 #include "log.h"
+#include "native.h"
 #include "banned.h"
 
 /*
@@ -42,8 +43,10 @@
  */
 static void mount_evict(struct tierfs *fs, struct tfs_inode *inode)
 {
-	if (inode->i_type == S_IFREG)
+	if (inode->i_type == S_IFREG) {
+		native_free(fs, inode);
 		data_release(fs, inode);
+	}
 	xattr_release(fs, inode);
 	quota_release(inode);
 }

@@ -20,6 +20,7 @@
 #include "inode.h"
 #include "dir.h"
 #include "data.h"
+#include "native.h"
 #include "placement.h"
 #include "quota.h"
 #include "xattr.h"
@@ -161,6 +162,27 @@ out_unlock:
 	return r;
 }
 
+/*
+ * A node was made (@r: make_node()'s return): a regular file may be a
+ * native one (native.h), decided now, after ns_lock (its policy's
+ * resolution takes it; making a backing file is I/O on a tier).
+ * Return: @r.
+ */
+static int new_file(struct tierfs *fs, int r, struct tfs_inode **made)
+{
+	struct tfs_inode *inode;
+	struct policy pol;
+
+	if (r < 0 || !fs->passthrough)
+		return r;
+	inode = *made;
+	if (inode->i_type != S_IFREG)
+		return r;
+	policy_get(fs, inode, &pol);
+	(void)native_make(fs, inode, &pol); /* else it stays tiered */
+	return r;
+}
+
 int ns_mknod(struct tierfs *fs, struct tfs_inode *dir, const char *name,
 	     mode_t mode, dev_t rdev, const struct ns_cred *cred,
 	     struct tfs_inode **ret_inode, struct stat *ret_st)
@@ -178,8 +200,8 @@ int ns_mknod(struct tierfs *fs, struct tfs_inode *dir, const char *name,
 	default:
 		return -EINVAL;
 	}
-	return make_node(fs, dir, name, mode, rdev, NULL, cred, ret_inode,
-			 ret_st);
+	return new_file(fs, make_node(fs, dir, name, mode, rdev, NULL, cred,
+				      ret_inode, ret_st), ret_inode);
 }
 
 int ns_mkdir(struct tierfs *fs, struct tfs_inode *dir, const char *name,
@@ -202,8 +224,9 @@ int ns_create(struct tierfs *fs, struct tfs_inode *dir, const char *name,
 	      mode_t mode, const struct ns_cred *cred,
 	      struct tfs_inode **ret_inode, struct stat *ret_st)
 {
-	return make_node(fs, dir, name, S_IFREG | (mode & 07777), 0, NULL,
-			 cred, ret_inode, ret_st);
+	return new_file(fs, make_node(fs, dir, name, S_IFREG | (mode & 07777),
+				      0, NULL, cred, ret_inode, ret_st),
+			ret_inode);
 }
 
 static void touch_dir(struct tfs_inode *dir)

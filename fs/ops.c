@@ -33,6 +33,7 @@
 #include "fs.h"
 #include "inode.h"
 #include "data.h"
+#include "native.h"
 #include "placement.h"
 #include "attr.h"
 #include "kernel.h"
@@ -259,6 +260,7 @@ static void reply_attr(fuse_req_t req, struct tfs_inode *inode)
 {
 	struct stat st;
 
+	native_sync(req_fs(req), inode); /* what the kernel wrote meanwhile */
 	pthread_mutex_lock(&inode->i_lock);
 	inode_fill_stat(req_fs(req), inode, &st);
 	pthread_mutex_unlock(&inode->i_lock);
@@ -314,9 +316,36 @@ static void fh_free_all(void)
 	pthread_mutex_unlock(&fh_lock);
 }
 
+/* fi->fh of a native open (no handle of ours: the writeback cache,
+ * which handles serve, is off on a mount with native files) */
+#define FH_NATIVE 1
+
 static struct tfs_fh *fh_of(const struct fuse_file_info *fi)
 {
-	return fi ? (struct tfs_fh *)(uintptr_t)fi->fh : NULL;
+	if (!fi || fi->fh == FH_NATIVE)
+		return NULL;
+	return (struct tfs_fh *)(uintptr_t)fi->fh;
+}
+
+/*
+ * An open of native @inode (native.h): the reply names its backing
+ * file, and the kernel moves the file's bytes itself.  Every open of a
+ * native file is one (the kernel wants one mode per inode).
+ * Return: 0, or -errno to fail the open with.
+ */
+static int native_open_fi(fuse_req_t req, struct tfs_inode *inode,
+			  struct fuse_file_info *fi)
+{
+	int id = native_open(req_fs(req), inode, fi->flags,
+			     fuse_req_ctx(req)->uid);
+
+	if (id < 0)
+		return id;
+	kernel_req_set_passthrough(id);
+	fi->fh = FH_NATIVE;
+	fi->direct_io = 0;
+	fi->keep_cache = 0;
+	return 0;
 }
 
 /*
@@ -493,13 +522,19 @@ static void tfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fill_entry(fs, inode, &st, &e);
 	fi->keep_cache = 1;
 	set_write_mode(req, inode, fi);
-	if (fh_open(fs, inode, fi) < 0) {
+	if (native_of(inode))
+		r = native_open_fi(req, inode, fi);
+	else
+		r = fh_open(fs, inode, fi);
+	if (r < 0) {
 		/* the file exists now, as after a create whose open failed */
 		inode_forget(fs, inode, 1);
-		return tierfs_reply_err(req, -ENOMEM);
+		return tierfs_reply_err(req, r);
 	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		/* the open was interrupted: undo the lookup we counted */
+		if (fi->fh == FH_NATIVE)
+			native_release(fs, inode);
 		inode_forget(fs, inode, 1);
 		fh_free(fh_of(fi));
 	}
@@ -540,6 +575,7 @@ static void tfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tfs_inode *inode = ino_get(req, ino);
+	int r;
 
 	if (inode->i_type == S_IFDIR)
 		return tierfs_reply_err(req, -EISDIR);
@@ -547,10 +583,16 @@ static void tfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* all changes come through this kernel: keep its page cache */
 	fi->keep_cache = 1;
 	set_write_mode(req, inode, fi);
-	if (fh_open(req_fs(req), inode, fi) < 0)
-		return tierfs_reply_err(req, -ENOMEM);
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		fh_free(fh_of(fi)); /* interrupted: no release will come */
+	r = native_of(inode) ? native_open_fi(req, inode, fi)
+			     : fh_open(req_fs(req), inode, fi);
+	if (r < 0)
+		return tierfs_reply_err(req, r);
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		/* interrupted: no release will come */
+		if (fi->fh == FH_NATIVE)
+			native_release(req_fs(req), inode);
+		fh_free(fh_of(fi));
+	}
 }
 
 /*
@@ -809,6 +851,8 @@ static void tfs_flush(fuse_req_t req, fuse_ino_t ino,
 static void tfs_release(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
+	if (fi->fh == FH_NATIVE)
+		native_release(req_fs(req), ino_get(req, ino));
 	fh_free(fh_of(fi));
 	tierfs_reply_err(req, 0);
 }

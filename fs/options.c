@@ -269,7 +269,7 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 	    strcmp(key, "dirty_max") && strcmp(key, "max_inodes") &&
 	    strcmp(key, "max_xattr_bytes") && strcmp(key, "transport") &&
 	    strcmp(key, "page_cache") && strcmp(key, "memory_reserve") &&
-	    strcmp(key, "tier_timeout"))
+	    strcmp(key, "tier_timeout") && strcmp(key, "io"))
 		return -ENOENT;
 	if (!value)
 		return fail(err, errlen, "'%s' needs a value", key);
@@ -284,6 +284,18 @@ int set_global(struct tierfs_options *opt, const char *key, const char *value,
 				    value);
 		opt->transport = (enum tierfs_transport)i;
 		opt->transport_set = true;
+		return 0;
+	}
+	if (!strcmp(key, "io")) {
+		static const char *const names[] = { "auto", "tiered", "native" };
+		int i = name_index(value, names, ARRAY_SIZE(names));
+
+		if (i < 0)
+			return fail(err, errlen,
+				    "bad io mode '%s': use auto, tiered or native",
+				    value);
+		opt->io = (enum tierfs_io)i;
+		opt->io_set = true;
 		return 0;
 	}
 	if (!strcmp(key, "page_cache")) {
@@ -474,6 +486,7 @@ static const char *global_long(const char *a)
 		"--no-migrate", "--no-writeback-cache", "--no-kernel-features",
 		"--no-splice", "--transport", "--page-cache",
 		"--memory-reserve", "--no-memory-follow", "--tier-timeout",
+		"--io",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

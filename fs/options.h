@@ -109,6 +109,19 @@ struct tierfs_options {
 	 * page cache is the only copy in memory: migrate.c "--page-cache
 	 * only").
 	 */
+	/*
+	 * Native I/O (issue 33, native.h): native hands the kernel a
+	 * backing file for each file that lives on one tier (FUSE
+	 * passthrough), which excludes the writeback cache for the whole
+	 * mount; tiered keeps every byte on the daemon's path with the
+	 * writeback cache; auto chooses at INIT (native.h says how).
+	 */
+	enum tierfs_io {
+		IO_AUTO = 0,
+		IO_TIERED,
+		IO_NATIVE,
+	} io;
+	bool io_set;
 	enum tierfs_page_cache {
 		PAGE_CACHE_KEEP = 0,
 		PAGE_CACHE_DROP,

@@ -15,6 +15,7 @@ static const char *const key_xattr[_POLICY_KEY_MAX] = {
 	[POLICY_PIN] = "user.tierfs.pin",
 	[POLICY_SPLIT] = "user.tierfs.split",
 	[POLICY_PROMOTE] = "user.tierfs.promote",
+	[POLICY_IO] = "user.tierfs.io",
 };
 
 enum policy_key policy_key_from_xattr(const char *name)
@@ -28,7 +29,7 @@ enum policy_key policy_key_from_xattr(const char *name)
 const char *policy_key_name(enum policy_key k)
 {
 	static const char *const names[_POLICY_KEY_MAX] = {
-		"tiers", "pin", "split", "promote"
+		"tiers", "pin", "split", "promote", "io"
 	};
 
 	return k >= 0 && k < _POLICY_KEY_MAX ? names[k] : "?";
@@ -169,6 +170,13 @@ int policy_parse(const struct tier_names *names, uint64_t extent_size,
 			r = 0;
 		}
 		break;
+	case POLICY_IO:
+		if (!strcmp(s, "native") || !strcmp(s, "tiered")) {
+			tmp.native = s[0] == 'n';
+			tmp.has_io = true;
+			r = 0;
+		}
+		break;
 	default:
 		break;
 	}
@@ -193,6 +201,9 @@ void policy_clear(struct ipolicy *ip, enum policy_key k)
 	case POLICY_PROMOTE:
 		ip->has_promote = false;
 		break;
+	case POLICY_IO:
+		ip->has_io = false;
+		break;
 	default:
 		break;
 	}
@@ -207,6 +218,7 @@ void policy_default(struct policy *p, unsigned ntiers)
 	p->allowed = (1u << ntiers) - 1;
 	p->pin = -1;
 	p->promote = true;
+	p->native = true;
 }
 
 void policy_inherit(struct policy *p, const struct ipolicy *ip,
@@ -233,6 +245,11 @@ void policy_inherit(struct policy *p, const struct ipolicy *ip,
 		p->promote = ip->promote;
 		p->src[POLICY_PROMOTE] = from;
 		have[POLICY_PROMOTE] = true;
+	}
+	if (ip->has_io && !have[POLICY_IO]) {
+		p->native = ip->native;
+		p->src[POLICY_IO] = from;
+		have[POLICY_IO] = true;
 	}
 }
 
@@ -325,6 +342,9 @@ int policy_format(const struct policy *p, const struct tier_names *names,
 		break;
 	case POLICY_PROMOTE:
 		PUT("%d", p->promote ? 1 : 0);
+		break;
+	case POLICY_IO:
+		PUT("%s", p->native ? "native" : "tiered");
 		break;
 	default:
 		return -EINVAL;

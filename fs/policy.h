@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * policy.h -- per-directory and per-file placement policies, from the
- * user.tierfs.{tiers,pin,split,promote} extended attributes.
+ * user.tierfs.{tiers,pin,split,promote,io} extended attributes.
  *
  * Each attribute is inherited on its own: for every key, the nearest of
  * the file itself, its directory, that directory's parent, ... up to the
@@ -32,13 +32,14 @@ struct split_range {
 
 /* What one inode's own attributes say; each part optional. */
 struct ipolicy {
-	bool has_tiers, has_pin, has_split, has_promote;
+	bool has_tiers, has_pin, has_split, has_promote, has_io;
 	uint8_t tiers[TIER_MAX_CONF];
 	uint8_t ntiers;
 	uint8_t pin;
 	uint8_t nsplit;
 	struct split_range split[POLICY_SPLIT_MAX];
 	bool promote;
+	bool native; /* io: native (true) or tiered */
 };
 
 enum policy_key {
@@ -46,6 +47,7 @@ enum policy_key {
 	POLICY_PIN,
 	POLICY_SPLIT,
 	POLICY_PROMOTE,
+	POLICY_IO, /* issue 33: native (FUSE passthrough) or tiered */
 	_POLICY_KEY_MAX,
 	_POLICY_KEY_INVALID = -1,
 };
@@ -59,6 +61,13 @@ struct policy {
 	uint8_t nsplit;			/* 0: no split */
 	struct split_range split[POLICY_SPLIT_MAX];
 	bool promote;
+	/*
+	 * io=native: a new file may keep its bytes in a backing file of
+	 * one tier that the kernel reads and writes itself (native.h), on
+	 * a mount with native I/O; io=tiered: through the daemon, in
+	 * extents.  Default native.
+	 */
+	bool native;
 	/* inode number that set each key, 0 for the default */
 	uint64_t src[_POLICY_KEY_MAX];
 };
@@ -87,7 +96,8 @@ int policy_parse(const struct tier_names *names, uint64_t extent_size,
 /* Drop the @k part of @ip (the attribute was removed). */
 void policy_clear(struct ipolicy *ip, enum policy_key k);
 
-/* The default: every tier in stack order, no pin or split, promote on. */
+/* The default: every tier in stack order, no pin or split, promote on,
+ * io native. */
 void policy_default(struct policy *p, unsigned ntiers);
 
 /* Apply @ip's parts that @p does not have yet (@from marks them set). */

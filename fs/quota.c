@@ -320,6 +320,40 @@ int quota_charge_relocating(struct tierfs *fs, struct tfs_inode *inode,
 	return r;
 }
 
+void quota_account(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		   uint64_t bytes, bool up)
+{
+	struct quota *q;
+
+	if (bytes == 0)
+		return;
+	pthread_mutex_lock(&quota_lock);
+	q = inode->i_quota;
+	for (struct quota *p = q; p && up; p = p->q_parent) {
+		p->q_used += bytes;
+		p->q_tused[t] += bytes;
+		p->q_peak = MAX(p->q_peak, p->q_used);
+	}
+	if (q && !up)
+		quota_chain_uncharge(q, t, bytes);
+	file_bytes(inode, t, bytes, up);
+	pthread_mutex_unlock(&quota_lock);
+}
+
+bool quota_full(struct tierfs *fs, struct tfs_inode *inode)
+{
+	bool full = false;
+
+	if (!inode_quota(inode))
+		return false;
+	pthread_mutex_lock(&quota_lock);
+	for (struct quota *p = inode->i_quota; p && !full; p = p->q_parent)
+		full = p->q_set && p->q_lim.total != QUOTA_NONE &&
+		       p->q_used >= p->q_lim.total;
+	pthread_mutex_unlock(&quota_lock);
+	return full;
+}
+
 void quota_settle(struct tierfs *fs, struct tfs_inode *inode)
 {
 	if (!inode_quota(inode))

@@ -171,6 +171,18 @@ int quota_charge(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
  * quota_settle() once the extent has moved or failed to. */
 int quota_charge_relocating(struct tierfs *fs, struct tfs_inode *inode,
 			    unsigned t, uint64_t bytes);
+/*
+ * quota_account() - a native file's backing file (native.h) holds
+ * @bytes more on tier @t (@up) or fewer: the kernel wrote them already,
+ * so the charge is made whatever the limits (a quota may so stand past
+ * its limit, which refuses further growth: quota_full()), and the
+ * file's own bytes per tier follow.  i_dlock exclusive.
+ */
+void quota_account(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		   uint64_t bytes, bool up);
+/* Is a quota above @inode at or past its total?  (A native file may not
+ * be opened for writing then: native.h.)  No lock needed. */
+bool quota_full(struct tierfs *fs, struct tfs_inode *inode);
 /* The peak use of @inode's quotas takes in their use now.  i_dlock
  * exclusive. */
 void quota_settle(struct tierfs *fs, struct tfs_inode *inode);

@@ -16,6 +16,7 @@
 #include "kernel_req.h"
 #include "kernel_uring.h"
 #include "memwatch.h"
+#include "native.h"
 #include "migrate.h"
 #include "tier.h"
 #include "strbuf.h"
@@ -46,6 +47,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 	struct migrate_stats ms;
 	struct memwatch_stats mws;
 	struct kernel_uring_stats urs;
+	struct native_stats nst;
 	uint64_t spliced_b, spliced_w = kernel_spliced_writes(&spliced_b);
 	size_t len;
 	int r = 0;
@@ -62,7 +64,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    "promotions=%llu promote_bytes=%llu demotions=%llu demote_bytes=%llu "
 			    "spills=%llu csum_errors=%llu io_errors=%llu draining=%d limit=%llu "
 			    "lend_cap=%llu io_inside=%u io_waiting=%u stalled=%d stalls=%llu "
-			    "stall_refused=%llu\n",
+			    "stall_refused=%llu native_bytes=%llu\n",
 			    t->name, tier_kind_name(t->kind),
 			    t->path ? t->path : "-",
 			    LD((uint64_t)t->nslots * fs->extent_size),
@@ -84,7 +86,7 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    /* 0: the tier does not lend (migrate.c) */
 			    LD(fs->lending & (1u << i) ? fs->lend_cap : 0),
 			    ws.inside, ws.waiting, ws.stalled, LD(ws.stalls),
-			    LD(ws.refused));
+			    LD(ws.refused), LD(tier_native_bytes(t)));
 	}
 	migrator_get_stats(fs, &ms);
 	kernel_uring_get_stats(&urs);
@@ -128,6 +130,13 @@ ssize_t tierfs_stats_text(struct tierfs *fs, char **ret_text)
 			    LD(fs->opt.max_inodes), LD(LOAD(fs->xattr_bytes)),
 			    LD(fs->opt.max_xattr_bytes), LD(self_rss()),
 			    LD(LOAD(fs->ctl_computed)));
+	native_get_stats(&nst);
+	if (r == 0)
+		r = strbuf_addf(&out,
+			    "native passthrough=%d files=%llu opens=%llu open_now=%llu "
+			    "moves=%llu refused=%llu\n",
+			    fs->passthrough, LD(nst.files), LD(nst.opens),
+			    LD(nst.open_now), LD(nst.moves), LD(nst.refused));
 	memwatch_get_stats(fs, &mws);
 	if (r == 0)
 		r = strbuf_addf(&out,

@@ -136,6 +136,10 @@ static void ipolicy_take(struct ipolicy *dst, const struct ipolicy *src,
 		dst->has_promote = src->has_promote;
 		dst->promote = src->promote;
 		break;
+	case POLICY_IO:
+		dst->has_io = src->has_io;
+		dst->native = src->native;
+		break;
 	default:
 		break;
 	}

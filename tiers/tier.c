@@ -227,9 +227,10 @@ struct tier *tier_free(struct tier *t)
 }
 
 /* Free units, and whether a new extent could get a slot at all. */
-static uint64_t cfg_free_units(const struct tier *t)
+static uint64_t cfg_free_units(struct tier *t)
 {
-	uint64_t used = __atomic_load_n(&t->used_units, __ATOMIC_RELAXED);
+	uint64_t used = __atomic_load_n(&t->used_units, __ATOMIC_RELAXED) +
+			tier_native_units(t, false);
 	uint64_t cap = __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED);
 	uint32_t taken = tier_used_slots(t) +
 			 __atomic_load_n(&t->nleaked, __ATOMIC_RELAXED);
@@ -246,10 +247,50 @@ void tier_set_limit(struct tier *t, uint64_t bytes)
 	__atomic_store_n(&t->limit_units, units, __ATOMIC_RELAXED);
 }
 
-uint64_t tier_used_bytes(const struct tier *t)
+uint64_t tier_used_bytes(struct tier *t)
 {
-	return __atomic_load_n(&t->used_units, __ATOMIC_RELAXED)
+	return (__atomic_load_n(&t->used_units, __ATOMIC_RELAXED) +
+		tier_native_units(t, false))
 	       << t->unit_shift;
+}
+
+bool tier_can_native(const struct tier *t)
+{
+	return t->ops->native_new != NULL;
+}
+
+int tier_native_new(struct tier *t)
+{
+	if (!t->ops->native_new)
+		return -EOPNOTSUPP;
+	if (cfg_free_units(t) == 0)
+		return -ENOSPC;
+	return t->ops->native_new(t);
+}
+
+void tier_native_account(struct tier *t, int64_t delta)
+{
+	uint64_t units, cur;
+
+	if (t->ops->native_used || delta == 0)
+		return;
+	units = ((uint64_t)(delta < 0 ? -delta : delta) + tier_unit(t) - 1) >>
+		t->unit_shift;
+	if (delta > 0) {
+		__atomic_add_fetch(&t->native_units, units, __ATOMIC_RELAXED);
+		return;
+	}
+	/* never below zero, whatever the races of the accounts */
+	cur = __atomic_load_n(&t->native_units, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&t->native_units, &cur,
+					    cur - MIN(cur, units), false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+uint64_t tier_native_bytes(struct tier *t)
+{
+	return tier_native_units(t, true) << t->unit_shift;
 }
 
 uint64_t tier_avail_bytes(struct tier *t)

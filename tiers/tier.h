@@ -279,6 +279,17 @@ struct tier {
 	unsigned fault_ops;
 
 	/*
+	 * Native files (issue 33, below): the units their backing files
+	 * hold, counted with the slots' units against the tier's limit:
+	 * tracked from fs/'s accounts (tier_native_account()), or read
+	 * from the back end (@native_used: the RAM tier's tmpfs, which the
+	 * kernel writes behind our back) at most every TIER_STATVFS_MS, at
+	 * @native_checked_ms.  Relaxed atomics.
+	 */
+	uint64_t native_units;
+	int64_t native_checked_ms;
+
+	/*
 	 * The calls inside the back end, bounded and timed (issue 32,
 	 * tier_watch.h); NULL for a tier held in memory.  Owned by
 	 * tier_watch.c.
@@ -471,7 +482,7 @@ uint32_t tier_free_slots(struct tier *t);
  * Watermarks, statfs and stats use these: an extent does not always
  * hold extent_size bytes.
  */
-uint64_t tier_used_bytes(const struct tier *t);
+uint64_t tier_used_bytes(struct tier *t);
 uint64_t tier_avail_bytes(struct tier *t);
 
 /*
@@ -616,6 +627,38 @@ void tier_set_timeout(struct tier *t, uint32_t ms);
 /* Is @t stalled now?  A snapshot; false for a tier without a watch. */
 bool tier_stalled(struct tier *t);
 void tier_get_watch_stats(struct tier *t, struct tier_watch_stats *ret);
+
+/*
+ * Native files (issue 33, fs/native.h): a file that lives whole on one
+ * tier may keep its bytes in a backing file of its own there, at the
+ * file's own offsets, which the kernel reads and writes itself (FUSE
+ * passthrough).  A tier whose back end can hold them hands out new,
+ * empty, nameless backing files (the kernel frees one with its last
+ * descriptor, however the daemon ends): the RAM tier in a tmpfs of its
+ * own, of the tier's size and attached nowhere (full: ENOSPC at the
+ * write(2) itself), the file tier in its private directory.  Their bytes
+ * count against the tier's size with the slots' (tier_used_bytes()).
+ */
+bool tier_can_native(const struct tier *t);
+
+/**
+ * tier_native_new() - a new, empty backing file on @t
+ * Return: its descriptor (O_RDWR, close-on-exec), or -errno (-EOPNOTSUPP
+ * for a tier that holds none, -ENOSPC when the tier is full).
+ */
+int tier_native_new(struct tier *t);
+
+/*
+ * tier_native_account() - a native file on @t now holds @delta bytes
+ * more (less, when negative): for a tier whose back end does not see
+ * them (no @native_used), fs/ tells it what their backing files hold
+ * (st_blocks).  On the RAM tier it does nothing (the back end counts).
+ */
+void tier_native_account(struct tier *t, int64_t delta);
+
+/* The bytes @t's native files hold, counted now (a statfs of the RAM
+ * tier's tmpfs: no I/O; for the stats). */
+uint64_t tier_native_bytes(struct tier *t);
 
 static inline bool tier_has_csum(const struct tier *t)
 {

@@ -407,6 +407,33 @@ static int file_sync(struct tier *t)
 	return 0;
 }
 
+/*
+ * A native file's backing file (issue 33, tier.h): nameless, in the
+ * private directory, so that the kernel frees it with its last
+ * descriptor however the daemon ends.  Where the filesystem has no
+ * O_TMPFILE the tier holds no native files (-EOPNOTSUPP): a named one
+ * would outlive a killed daemon.  Its space is the filesystem's, shared
+ * with the slab: fs/ accounts what it holds (tier_native_account()).
+ */
+static int file_native_new(struct tier *t)
+{
+	struct file_priv *p = t->priv;
+	int fd = open(p->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return errno == EISDIR || errno == EINVAL || errno == ENOENT
+			       ? -EOPNOTSUPP
+			       : -errno;
+	/* open() honours the umask */
+	if (fchmod(fd, 0600) < 0) {
+		int r = -errno;
+
+		(void)close(fd);
+		return r;
+	}
+	return fd;
+}
+
 const struct tier_ops tier_file_ops = {
 	.version = TIER_OPS_VERSION,
 	.kind_name = "file",
@@ -421,4 +448,5 @@ const struct tier_ops tier_file_ops = {
 	.discard_run = file_discard_run,
 	.reserve = file_reserve,
 	.sync = file_sync,
+	.native_new = file_native_new,
 };

@@ -64,6 +64,15 @@ struct tier;
  *            lives in this process's memory and needs no checksum, so a
  *            reader may hand it to the kernel without a copy; NULL
  *            otherwise.  The address stays valid while the slot is held.
+ * @native_new: optional (issue 33, tier.h "Native files"): a new, empty
+ *            backing file for a native file: its descriptor (O_RDWR,
+ *            close-on-exec, with no name, so that the kernel frees it
+ *            with its last descriptor however the daemon ends), or
+ *            -errno (-EOPNOTSUPP: the medium cannot hold one).  NULL:
+ *            the tier holds no native files.
+ * @native_used: optional: the bytes the tier's native files hold now,
+ *            where the back end sees them all (the RAM tier's own tmpfs),
+ *            or -errno; NULL: fs/ counts them (tier_native_account()).
  */
 struct tier_ops {
 	unsigned version;
@@ -86,9 +95,11 @@ struct tier_ops {
 	int (*discard_run)(struct tier *t, uint32_t first, uint32_t n);
 	int (*discard_vec)(struct tier *t, const uint32_t *slots,
 			   const uint64_t *lens, unsigned n);
+	int (*native_new)(struct tier *t);
+	int64_t (*native_used)(struct tier *t);
 };
 
-#define TIER_OPS_VERSION 3
+#define TIER_OPS_VERSION 4
 
 /* Most slots in one @discard_vec call: under the kernel's UIO_MAXIOV
  * (1024) for process_madvise(), and a bound on the callers' arrays. */

@@ -10,13 +10,28 @@
  * through process_madvise(), ram_discard_vec()), after which they read
  * as zeros: used memory follows the data actually stored, and a new
  * slot needs no clearing.
+ *
+ * Native files (issue 33, tier.h): a tmpfs of the tier's own, of the
+ * tier's size, made on the first one (fsopen(), fsmount(): attached to
+ * no directory, so that no other process sees it, and gone with the
+ * daemon), holds their backing files, nameless (O_TMPFILE).  Its size
+ * bounds what the kernel writes into them: a write past it fails with
+ * ENOSPC in the writer's own write(2).  What they hold is what the
+ * tmpfs says is used (ram_native_used()).  The pages are the kernel's
+ * page cache of those files: charged to the memory cgroup of whoever
+ * writes them first (the daemon, or a job writing natively).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -29,6 +44,9 @@
 struct ram_priv {
 	char *base;  /* immutable after open */
 	size_t len;  /* immutable after open */
+	pthread_mutex_t nlock; /* guards making the native tmpfs */
+	int native_fd;	       /* the tmpfs's root: -1 until made (nlock
+				* to make; read with an acquire load) */
 };
 
 static int ram_open(struct tier *t)
@@ -63,6 +81,8 @@ static int ram_open(struct tier *t)
 	}
 	p->base = base;
 	p->len = len;
+	pthread_mutex_init(&p->nlock, NULL);
+	p->native_fd = -1;
 	t->priv = p;
 	return 0;
 }
@@ -74,8 +94,75 @@ static void ram_close(struct tier *t)
 	if (!p)
 		return;
 	munmap(p->base, p->len);
+	if (p->native_fd >= 0)
+		close(p->native_fd); /* the tmpfs goes with its last file */
+	pthread_mutex_destroy(&p->nlock);
 	free(p);
 	t->priv = NULL;
+}
+
+/* The native tmpfs, made on first use.  Return: its root's descriptor,
+ * or -errno (-EPERM where this process may not make a mount). */
+static int native_root(struct tier *t)
+{
+	struct ram_priv *p = t->priv;
+	char size[32];
+	int fsfd, mfd, e = 0;
+
+	mfd = __atomic_load_n(&p->native_fd, __ATOMIC_ACQUIRE);
+	if (mfd >= 0)
+		return mfd;
+	pthread_mutex_lock(&p->nlock);
+	mfd = p->native_fd;
+	if (mfd >= 0)
+		goto out;
+	fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fsfd < 0) {
+		e = -errno;
+		goto out;
+	}
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)t->size);
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		e = -errno;
+		close(fsfd);
+		goto out;
+	}
+	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC,
+		      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (mfd < 0)
+		e = -errno;
+	close(fsfd);
+	if (mfd >= 0)
+		__atomic_store_n(&p->native_fd, mfd, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&p->nlock);
+	return mfd >= 0 ? mfd : e;
+}
+
+static int ram_native_new(struct tier *t)
+{
+	int root = native_root(t);
+	int fd;
+
+	if (root < 0)
+		return root;
+	fd = openat(root, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+static int64_t ram_native_used(struct tier *t)
+{
+	struct ram_priv *p = t->priv;
+	int root = __atomic_load_n(&p->native_fd, __ATOMIC_ACQUIRE);
+	struct statfs sfs;
+
+	if (root < 0)
+		return 0;
+	if (fstatfs(root, &sfs) < 0)
+		return -errno;
+	return (int64_t)((sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize);
 }
 
 static inline char *slot_addr(struct tier *t, uint32_t slot, uint64_t off)
@@ -225,4 +312,6 @@ const struct tier_ops tier_ram_ops = {
 	.discard = ram_discard,
 	.discard_run = ram_discard_run,
 	.discard_vec = ram_discard_vec,
+	.native_new = ram_native_new,
+	.native_used = ram_native_used,
 };

@@ -278,7 +278,7 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 	uint64_t old[DIV_ROUND_UP(TIER_UNITS_MAX, 64)];
 	uint32_t u0, u1, n, first = UINT32_MAX, last = 0;
 	uint32_t rfirst = 0, rend = 0, *resv = NULL;
-	uint64_t *w;
+	uint64_t *w, native;
 	int r = 0;
 
 	if (ret_added)
@@ -296,6 +296,9 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 	if (t->dev_shared && tier_medium_full(t) && !tier_medium_space_back(t, true))
 		return -ENOSPC;
 
+	/* the native files' units count too (before the lock: it may ask
+	 * the back end) */
+	native = tier_native_units(t, false);
 	pthread_mutex_lock(&t->alloc_lock);
 	w = held_words_make(t, slot);
 	if (!w) {
@@ -303,7 +306,7 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 		return -ENOMEM;
 	}
 	n = count_missing(w, u0, u1);
-	if (t->used_units + n >
+	if (t->used_units + native + n >
 	    __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED)) {
 		pthread_mutex_unlock(&t->alloc_lock);
 		return -ENOSPC;
@@ -372,16 +375,19 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 int tier_slot_get(struct tier *t, uint32_t *ret_slot)
 {
 	uint32_t slot = 0;
+	uint64_t native;
 	int r = 0;
 
 	if (t->dev_shared && tier_medium_full(t) && !tier_medium_space_back(t, true))
 		return -ENOSPC;
+	native = tier_native_units(t, false);
 	pthread_mutex_lock(&t->alloc_lock);
 	/*
 	 * nused and used_units are written atomically (under the lock)
 	 * because the stats read them without the lock.
 	 */
-	if (t->used_units >= __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED))
+	if (t->used_units + native >=
+	    __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED))
 		r = -ENOSPC;
 	else if (t->nfree_stack > 0)
 		slot = t->free_stack[--t->nfree_stack];

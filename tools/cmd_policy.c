@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cmd_policy.c -- tierctl policy, pin and unpin: the stored policy
- * attributes user.tierfs.{tiers,pin,split,promote} and the computed
+ * attributes user.tierfs.{tiers,pin,split,promote,io} and the computed
  * user.tierfs.effective.
  *
  * The daemon answers a bad value with EINVAL and nothing more; to name
@@ -25,7 +25,8 @@
 #include "size.h"
 #include "banned.h"
 
-static const char *const policy_keys[] = { "tiers", "pin", "split", "promote" };
+static const char *const policy_keys[] = { "tiers", "pin", "split", "promote",
+					   "io" };
 
 static bool policy_key_ok(const char *key, size_t len)
 {
@@ -44,7 +45,7 @@ static int key_err(const char *key, size_t len)
 	_cleanup_free_ char *k = strndup(key, len);
 
 	tierctl_err(
-		"unknown policy key '%s': use tiers, pin, split or promote",
+		"unknown policy key '%s': use tiers, pin, split, promote or io",
 		k ? qn(k) : "?");
 	return TIERCTL_EXIT_USAGE;
 }
@@ -145,6 +146,10 @@ static void explain_einval(const char *path, const char *key, const char *value,
 		goto generic;
 	if (!strcmp(key, "promote")) {
 		snprintf(why, len, "expected 0 or 1");
+		goto out;
+	}
+	if (!strcmp(key, "io")) {
+		snprintf(why, len, "expected native or tiered");
 		goto out;
 	}
 	if (!*value) {

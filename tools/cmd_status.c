@@ -422,6 +422,8 @@ static const struct metric tier_metrics[] = {
 	  "Times the tier answered nothing for its timeout." },
 	{ "stall_refused", "tierfs_tier_stall_refused_total", true,
 	  "Calls failed with EIO because the tier was stalled." },
+	{ "native_bytes", "tierfs_tier_native_bytes", false,
+	  "Bytes the backing files of native files hold on the tier (in used)." },
 };
 
 /* Whole-mount metrics; @scale turns a percentage into a ratio. */
@@ -467,6 +469,18 @@ static const struct {
 	  "Replies submitted again after a passing error (EAGAIN, EINTR, EBUSY)." },
 	{ "mount", "uring_buffer_bytes", "tierfs_uring_buffer_bytes", false, 1,
 	  "Bytes of the ring entries' buffers (as much is resident as requests filled)." },
+	{ "native", "passthrough", "tierfs_native_passthrough", false, 1,
+	  "1 when the kernel moves native files' bytes itself (--io native took)." },
+	{ "native", "files", "tierfs_native_files", false, 1,
+	  "Files whose bytes lie in a backing file of one tier (native files)." },
+	{ "native", "opens", "tierfs_native_opens_total", true, 1,
+	  "Opens of native files (passthrough opens)." },
+	{ "native", "open_now", "tierfs_native_open", false, 1,
+	  "Passthrough opens not yet released." },
+	{ "native", "moves", "tierfs_native_moves_total", true, 1,
+	  "Native files moved whole to another tier." },
+	{ "native", "refused", "tierfs_native_refused_total", true, 1,
+	  "New files that stayed tiered because no tier of their policy had room for a native one." },
 	{ "mount", "ctl_computed", "tierfs_ctl_computed_total", true, 1,
 	  "Computed control attribute values the daemon made (layouts, extent lists, verifies; not the stats)." },
 	{ "migrator", "enabled", "tierfs_migrator_enabled", false, 1,

@@ -254,6 +254,14 @@ static void migrate_runs(struct migrate_job *j, const struct tierfs_path *fp,
 			r = ctl_set(fp->at, TIERFS_XATTR_CTL_MIGRATE, val);
 			if (r == -ENOENT)
 				return;
+			if (r == -EBUSY) {
+				/* a native file open now: the daemon moves
+				 * it whole at its last close (fs/native.h) */
+				progress_abort(&j->pg);
+				tierctl_err("'%s' is open (a native file): it moves to '%s' when it is closed",
+					    qn(path), j->tier);
+				return;
+			}
 			if (r < 0) {
 				char h[32], t[32];
 

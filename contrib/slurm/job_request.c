@@ -17,6 +17,7 @@ const char *const request_policy_keys[REQUEST_POLICY_KEYS] = {
 	"pin",
 	"split",
 	"promote",
+	"io",
 };
 
 /* a tier name: 1 to TIERFS_TIER_NAME_MAX letters, digits, '_' or '-' */
@@ -115,6 +116,10 @@ static const char *policy_value_check(const char *k, const char *v)
 	if (!strcmp(k, "promote"))
 		return strcmp(v, "0") && strcmp(v, "1") ? "promote is 0 or 1"
 							: NULL;
+	if (!strcmp(k, "io"))
+		return strcmp(v, "native") && strcmp(v, "tiered")
+			       ? "io is native or tiered"
+			       : NULL;
 	if (!strcmp(k, "pin"))
 		return tier_name_ok(v, strlen(v)) ? NULL
 						  : "pin takes one tier name";
@@ -154,14 +159,14 @@ const char *request_policy_next(const char **pp, unsigned *ret_key, char *val,
 	unsigned k;
 
 	if (!eq)
-		return "expected KEY=VALUE (KEY tiers, pin, split or promote)";
+		return "expected KEY=VALUE (KEY tiers, pin, split, promote or io)";
 	klen = (size_t)(eq - p);
 	for (k = 0; k < REQUEST_POLICY_KEYS; k++)
 		if (strlen(request_policy_keys[k]) == klen &&
 		    !memcmp(request_policy_keys[k], p, klen))
 			break;
 	if (k == REQUEST_POLICY_KEYS)
-		return "unknown key (known: tiers, pin, split, promote)";
+		return "unknown key (known: tiers, pin, split, promote, io)";
 	/* the value ends at the last comma before the next '=' */
 	end = eq + 1 + strcspn(eq + 1, "=");
 	if (*end)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define REQUEST_VALUE_MAX 256 /* longest quota or policy value taken */
-#define REQUEST_POLICY_KEYS 4 /* tiers, pin, split, promote */
+#define REQUEST_POLICY_KEYS 5 /* tiers, pin, split, promote, io */
 
 /* The keys of --scratch-policy, stored as user.tierfs.KEY. */
 extern const char *const request_policy_keys[REQUEST_POLICY_KEYS];

@@ -60,13 +60,19 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-test.XXXXXX")
 MNT=$T/mnt
 mkdir -p "$MNT"
 
-# TIERFS_TEST_TRANSPORT=uring|dev (tests/run-all.sh's io_uring leg): every
-# tierfs this test starts gets --transport first, through a wrapper that
-# execs it (so $! is still the daemon).
+# TIERFS_TEST_TRANSPORT=uring|dev (tests/run-all.sh's io_uring leg) and
+# TIERFS_TEST_IO=native|tiered (its native leg): every tierfs this test
+# starts gets --transport and --io first, through a wrapper that execs it
+# (so $! is still the daemon).  A test of what only one of them does
+# sets its own option after these (the last one given wins).
 TIERFS_BIN_REAL=$TIERFS_BIN
-if [ -n "${TIERFS_TEST_TRANSPORT:-}" ]; then
-	printf '#!/bin/sh\nexec "%s" --transport %s "$@"\n' "$TIERFS_BIN" \
-		"$TIERFS_TEST_TRANSPORT" >"$T/tierfs-wrap"
+T_WRAP_ARGS=
+[ -z "${TIERFS_TEST_TRANSPORT:-}" ] ||
+	T_WRAP_ARGS="--transport $TIERFS_TEST_TRANSPORT"
+[ -z "${TIERFS_TEST_IO:-}" ] || T_WRAP_ARGS="$T_WRAP_ARGS --io $TIERFS_TEST_IO"
+if [ -n "$T_WRAP_ARGS" ]; then
+	printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$TIERFS_BIN" \
+		"$T_WRAP_ARGS" >"$T/tierfs-wrap"
 	chmod 755 "$T/tierfs-wrap"
 	TIERFS_BIN=$T/tierfs-wrap
 fi

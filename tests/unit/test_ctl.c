@@ -397,7 +397,7 @@ START_TEST(test_ctl_effective_4k_path)
 		strbuf_addf(&want,
 			    "tiers=t0xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx,t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx default\n"
 			    "pin=t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx %s\n"
-			    "split=- default\npromote=1 default\n",
+			    "split=- default\npromote=1 default\nio=native default\n",
 			    path.buf),
 		0);
 	v = t_get(f, TIERFS_XATTR_EFFECTIVE, NULL);
@@ -423,20 +423,22 @@ START_TEST(test_ctl_effective_too_long_path_shortened)
 	static const char *const keys[] = { TIERFS_XATTR_TIERS,
 					    TIERFS_XATTR_PIN,
 					    TIERFS_XATTR_SPLIT,
-					    TIERFS_XATTR_PROMOTE };
+					    TIERFS_XATTR_PROMOTE,
+					    TIERFS_XATTR_IO };
 	static const char *const vals[] = {
 		"t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx,t0xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 		"t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 		"t0xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx:1G,t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-		"0"
+		"0",
+		"tiered"
 	};
 	char *v, *line, *nl;
 	size_t len;
 	int lines = 0;
 
-	/* 240 levels of 250 control characters: each escapes to 4 bytes,
-	 * a 240 KB FROM path for each key without shortening */
-	for (int i = 0; i < 240; i++) {
+	/* 300 levels of 250 control characters: each escapes to 4 bytes,
+	 * a 300 KB FROM path for each key without shortening */
+	for (int i = 0; i < 300; i++) {
 		char *n = t_name((char)(1 + i % 31), 250);
 
 		d = t_dir(d, n);
@@ -468,7 +470,7 @@ START_TEST(test_ctl_effective_too_long_path_shortened)
 			ck_assert_msg((unsigned char)*p >= 0x20, "raw control byte");
 		lines++;
 	}
-	ck_assert_int_eq(lines, 4);
+	ck_assert_int_eq(lines, 5);
 	free(v);
 	strbuf_release(&path);
 }
@@ -492,7 +494,8 @@ START_TEST(test_ctl_effective_escapes_newline)
 		"tiers=t0xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx,t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx default\n"
 		"pin=t1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx /a\\012b\\\\c\\177\n"
 		"split=- default\n"
-		"promote=0 /a\\012b\\\\c\\177/pin=t0 /evil\n");
+		"promote=0 /a\\012b\\\\c\\177/pin=t0 /evil\n"
+		"io=native default\n");
 	free(v);
 }
 END_TEST

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * native.c -- native files (native.h): a file's bytes in one backing
+ * file of one tier, which the kernel reads and writes itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "native.h"
+#include "fs.h"
+#include "inode.h"
+#include "kernel.h"
+#include "log.h"
+#include "policy.h"
+#include "quota.h"
+#include "strbuf.h"
+#include "tier.h"
+#include "macro.h"
+#include "never.h"
+#include "banned.h"
+
+static struct native_stats nstats; /* relaxed atomics */
+
+#define STAT_ADD(f, n) __atomic_add_fetch(&nstats.f, (n), __ATOMIC_RELAXED)
+#define STAT_SUB(f, n) __atomic_sub_fetch(&nstats.f, (n), __ATOMIC_RELAXED)
+
+struct native *native_of(const struct tfs_inode *inode)
+{
+	if (inode->i_type != S_IFREG)
+		return NULL;
+	return __atomic_load_n(inode_native_slot((struct tfs_inode *)inode),
+			       __ATOMIC_ACQUIRE);
+}
+
+/* Room enough on @t for a new native file (native.h)? */
+static bool tier_has_room(struct tier *t)
+{
+	return tier_avail_bytes(t) >= MIN(NATIVE_HEADROOM, t->size / 16);
+}
+
+int native_make(struct tierfs *fs, struct tfs_inode *inode,
+		const struct policy *pol)
+{
+	static bool warned[TIER_MAX_CONF]; /* relaxed atomics */
+	uint8_t order[TIER_MAX_CONF];
+	unsigned n = 0;
+	struct native *nat;
+	int fd = -EAGAIN;
+	unsigned t = 0;
+	bool adopted;
+
+	/* under a quota a file stays tiered: its write(2) must be able to
+	 * fail with EDQUOT, which only the daemon's path can do */
+	if (!fs->passthrough || !pol->native || pol->nsplit ||
+	    inode->i_type != S_IFREG || inode_quota(inode))
+		return -EAGAIN;
+	if (native_of(inode))
+		return 0;
+	if (pol->pin >= 0)
+		order[n++] = (uint8_t)pol->pin;
+	else
+		for (unsigned i = 0; i < pol->norder; i++)
+			if (pol->allowed & (1u << pol->order[i]))
+				order[n++] = pol->order[i];
+	for (unsigned i = 0; i < n && fd < 0; i++) {
+		struct tier *tt = fs->tiers[order[i]];
+
+		if (!tier_can_native(tt) || !tier_has_room(tt))
+			continue;
+		t = order[i];
+		fd = tier_native_new(tt);
+		if (fd == -EOPNOTSUPP || fd == -EPERM) {
+			if (!__atomic_exchange_n(&warned[t], true,
+						 __ATOMIC_RELAXED))
+				log_warn("tier '%s' cannot hold native files (%s): its files go through the daemon",
+					 tt->name, strerror(-fd));
+		}
+	}
+	if (fd < 0) {
+		STAT_ADD(refused, 1);
+		return -EAGAIN;
+	}
+	nat = calloc(1, sizeof(*nat));
+	if (!nat) {
+		close(fd);
+		return -ENOMEM;
+	}
+	nat->fd = fd;
+	nat->tier = (uint8_t)t;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	adopted = inode->i_size == 0 && extent_map_is_empty(&inode->i_map) &&
+		  inode_adopt_native(fs, inode, nat);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (!adopted) {
+		/* looked up (and maybe opened) by another meanwhile */
+		close(fd);
+		free(nat);
+		return -EAGAIN;
+	}
+	STAT_ADD(files, 1);
+	return 0;
+}
+
+/* A struct timespec @a is later than @b. */
+static bool ts_after(struct timespec a, struct timespec b)
+{
+	return a.tv_sec > b.tv_sec ||
+	       (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+/*
+ * Take in what the backing file of @n says now: its blocks into the
+ * tier, the quota and i_bytes, its size and the times the kernel set
+ * (later than the inode's) into the inode.  i_dlock exclusive.
+ * Return: 0, or -errno of fstat() (nothing changed).
+ */
+static int sync_locked(struct tierfs *fs, struct tfs_inode *inode,
+		       struct native *n)
+{
+	struct timespec mt, ct, at;
+	struct stat st;
+	uint64_t held;
+
+	if (fstat(n->fd, &st) < 0)
+		return -errno;
+	held = (uint64_t)st.st_blocks * 512;
+	if (held != n->held) {
+		bool up = held > n->held;
+		uint64_t d = up ? held - n->held : n->held - held;
+
+		tier_native_account(fs->tiers[n->tier],
+				    up ? (int64_t)d : -(int64_t)d);
+		quota_account(fs, inode, n->tier, d, up);
+		n->held = held;
+	}
+	__atomic_store_n(&inode->i_bytes, held, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&inode->i_lock);
+	inode->i_size = (uint64_t)st.st_size;
+	mt = tfs_time_get(&inode->i_mtime);
+	ct = tfs_time_get(&inode->i_ctime);
+	at = tfs_time_get(&inode->i_atime);
+	if (ts_after(st.st_mtim, mt))
+		tfs_time_set(&inode->i_mtime, st.st_mtim);
+	if (ts_after(st.st_ctim, ct))
+		tfs_time_set(&inode->i_ctime, st.st_ctim);
+	if (ts_after(st.st_atim, at))
+		tfs_time_set(&inode->i_atime, st.st_atim);
+	pthread_mutex_unlock(&inode->i_lock);
+	return 0;
+}
+
+void native_sync(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct native *n = native_of(inode);
+
+	if (!n)
+		return;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	(void)sync_locked(fs, inode, n);
+	pthread_rwlock_unlock(&inode->i_dlock);
+}
+
+int native_open(struct tierfs *fs, struct tfs_inode *inode, int flags,
+		uint32_t uid)
+{
+	struct native *n = native_of(inode);
+	bool writing = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	int id;
+
+	if (!n)
+		return -EINVAL;
+	if (writing && quota_full(fs, inode))
+		return -EDQUOT;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (n->backing_id <= 0) {
+		id = kernel_backing_open(n->fd);
+		if (id < 0) {
+			pthread_rwlock_unlock(&inode->i_dlock);
+			return id;
+		}
+		n->backing_id = id;
+	}
+	n->nopen++;
+	id = n->backing_id;
+	pthread_rwlock_unlock(&inode->i_dlock);
+	__atomic_add_fetch(&n->opens, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->last_open, tierfs_tick(fs), __ATOMIC_RELAXED);
+	STAT_ADD(opens, 1);
+	STAT_ADD(open_now, 1);
+	if (writing && uid != 0) {
+		/*
+		 * The kernel's passthrough write clears the privileges of
+		 * the backing file, not of this one: a writer other than
+		 * root clears them at its open, as its first write would
+		 * (set-group-ID only with group execute, as Linux does).
+		 */
+		pthread_mutex_lock(&inode->i_lock);
+		if (inode->i_mode & (S_ISUID | S_ISGID)) {
+			mode_t m = inode->i_mode & ~(mode_t)S_ISUID;
+
+			if (m & S_IXGRP)
+				m &= ~(mode_t)S_ISGID;
+			if (m != inode->i_mode) {
+				inode->i_mode = m;
+				inode_touch(inode, false, true);
+			}
+		}
+		pthread_mutex_unlock(&inode->i_lock);
+	}
+	return id;
+}
+
+void native_release(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct native *n = native_of(inode);
+	bool move = false;
+	unsigned to = 0;
+
+	if (!n)
+		return;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (NEVER(n->nopen == 0)) {
+		pthread_rwlock_unlock(&inode->i_dlock);
+		return;
+	}
+	if (--n->nopen == 0) {
+		kernel_backing_close(n->backing_id);
+		n->backing_id = 0;
+		move = n->move_wanted;
+		to = n->move_to;
+		n->move_wanted = false;
+	}
+	(void)sync_locked(fs, inode, n);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	STAT_SUB(open_now, 1);
+	if (move)
+		(void)native_move(fs, inode, to);
+}
+
+ssize_t native_read(struct tierfs *fs, struct tfs_inode *inode, char *buf,
+		    size_t len, uint64_t off)
+{
+	struct native *n = native_of(inode);
+	size_t done = 0;
+	int err = 0;
+
+	(void)fs;
+	if (!n)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	while (done < len) {
+		ssize_t r = pread(n->fd, buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = -errno;
+		if (r <= 0)
+			break; /* end of file, or the error */
+		done += (size_t)r;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return done ? (ssize_t)done : (ssize_t)err;
+}
+
+ssize_t native_write(struct tierfs *fs, struct tfs_inode *inode,
+		     const char *buf, size_t len, uint64_t off)
+{
+	struct native *n = native_of(inode);
+	size_t done = 0;
+	int err = 0;
+
+	if (!n)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	while (done < len) {
+		ssize_t r = pwrite(n->fd, buf + done, len - done,
+				   (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		done += (size_t)r;
+	}
+	(void)sync_locked(fs, inode, n);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	/* a short count, then the error: as a local filesystem does */
+	return done ? (ssize_t)done : (ssize_t)err;
+}
+
+int native_truncate(struct tierfs *fs, struct tfs_inode *inode,
+		    uint64_t size)
+{
+	struct native *n = native_of(inode);
+	int r = 0;
+
+	if (!n)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (ftruncate(n->fd, (off_t)size) < 0)
+		r = -errno;
+	(void)sync_locked(fs, inode, n);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return r;
+}
+
+int native_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
+		     uint64_t off, uint64_t len)
+{
+	struct native *n = native_of(inode);
+	int r = 0;
+
+	if (!n)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	if (fallocate(n->fd, mode, (off_t)off, (off_t)len) < 0)
+		r = -errno;
+	(void)sync_locked(fs, inode, n);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	return r;
+}
+
+int native_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
+		 int whence, uint64_t *ret_off)
+{
+	struct native *n = native_of(inode);
+	off_t r;
+
+	(void)fs;
+	if (!n)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	r = lseek(n->fd, (off_t)off, whence);
+	if (r < 0)
+		r = -errno;
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r < 0)
+		return (int)r;
+	*ret_off = (uint64_t)r;
+	return 0;
+}
+
+/*
+ * Copy @len bytes from @src at *@in to @dst at *@out, both offsets
+ * advanced: copy_file_range(), which the kernel refuses between two
+ * filesystems (a RAM tier's tmpfs and a file tier), so then through a
+ * buffer.  Return: bytes copied (fewer at the end of @src), or -errno
+ * when none were.
+ */
+static ssize_t copy_range(int src, loff_t *in, int dst, loff_t *out,
+			  size_t len)
+{
+	enum { BUF = 1 << 20 };
+	char *buf = NULL;
+	size_t done = 0;
+	int err = 0;
+
+	while (done < len) {
+		ssize_t r, w;
+
+		if (!buf) {
+			r = copy_file_range(src, in, dst, out, len - done, 0);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EXDEV || errno == EOPNOTSUPP ||
+				      errno == EINVAL || errno == ENOSYS)) {
+				buf = malloc(BUF);
+				if (!buf) {
+					err = -ENOMEM;
+					break;
+				}
+				continue;
+			}
+			if (r < 0)
+				err = -errno;
+			if (r <= 0)
+				break;
+			done += (size_t)r;
+			continue;
+		}
+		r = pread(src, buf, MIN((size_t)BUF, len - done), *in);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = -errno;
+		if (r <= 0)
+			break;
+		for (ssize_t k = 0; k < r; k += w) {
+			w = pwrite(dst, buf + k, (size_t)(r - k), *out + k);
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w < 0) {
+				err = -errno;
+				r = k; /* what went */
+				break;
+			}
+		}
+		*in += r;
+		*out += r;
+		done += (size_t)r;
+		if (err)
+			break;
+	}
+	free(buf);
+	return done ? (ssize_t)done : (ssize_t)err;
+}
+
+ssize_t native_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
+		    struct tfs_inode *out, uint64_t off_out, size_t len)
+{
+	struct native *ni = native_of(in), *no = native_of(out);
+	struct tfs_inode *first = in, *second = out;
+	loff_t oi = (loff_t)off_in, oo = (loff_t)off_out;
+	size_t done = 0;
+	int err = 0;
+
+	if (!ni || !no)
+		return -EINVAL;
+	/* two data locks in address order; one for a copy within a file */
+	if ((uintptr_t)first > (uintptr_t)second) {
+		first = out;
+		second = in;
+	}
+	pthread_rwlock_wrlock(&first->i_dlock);
+	if (second != first)
+		pthread_rwlock_wrlock(&second->i_dlock);
+	while (done < len) {
+		ssize_t r = copy_range(ni->fd, &oi, no->fd, &oo, len - done);
+
+		if (r < 0) {
+			err = (int)r;
+			break;
+		}
+		if (r == 0)
+			break; /* end of the source */
+		done += (size_t)r;
+	}
+	(void)sync_locked(fs, out, no);
+	if (second != first)
+		pthread_rwlock_unlock(&second->i_dlock);
+	pthread_rwlock_unlock(&first->i_dlock);
+	return done ? (ssize_t)done : (ssize_t)err;
+}
+
+void native_layout(struct tierfs *fs, struct tfs_inode *inode,
+		   uint64_t bytes[TIER_MAX_CONF])
+{
+	struct native *n = native_of(inode);
+
+	memset(bytes, 0, sizeof(uint64_t) * TIER_MAX_CONF);
+	if (!n)
+		return;
+	native_sync(fs, inode);
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	bytes[n->tier] = n->held;
+	pthread_rwlock_unlock(&inode->i_dlock);
+}
+
+int native_extents(struct tierfs *fs, struct tfs_inode *inode, uint64_t from,
+		   size_t max, struct strbuf *out, uint64_t *ret_next)
+{
+	struct native *n = native_of(inode);
+	uint64_t next = UINT64_MAX;
+	int r = 0;
+
+	if (!n)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	for (;;) {
+		off_t data = lseek(n->fd, (off_t)from, SEEK_DATA);
+		off_t hole;
+		size_t before = out->len;
+
+		if (data < 0)
+			break; /* ENXIO: no data past @from */
+		hole = lseek(n->fd, data, SEEK_HOLE);
+		if (hole < 0) {
+			r = -errno;
+			break;
+		}
+		r = strbuf_addf(out, "%llu %llu %s\n",
+				(unsigned long long)data,
+				(unsigned long long)(hole - data),
+				fs->tiers[n->tier]->name);
+		if (r < 0)
+			break;
+		if (out->len > max) {
+			strbuf_setlen(out, before);
+			next = (uint64_t)data;
+			break;
+		}
+		from = (uint64_t)hole;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	*ret_next = next;
+	return r;
+}
+
+/*
+ * Copy the whole of backing file @src into @dst (same offsets, holes
+ * kept as holes where the filesystems allow: copy_file_range() reads
+ * them as zeros on some, so data ranges are copied one by one).
+ * Return: 0 or -errno.
+ */
+static int copy_whole(int src, int dst)
+{
+	off_t pos = 0, end;
+	struct stat st;
+
+	if (fstat(src, &st) < 0)
+		return -errno;
+	end = st.st_size;
+	while (pos < end) {
+		off_t data = lseek(src, pos, SEEK_DATA);
+		off_t hole;
+		loff_t in, out;
+
+		if (data < 0)
+			break; /* ENXIO: only a hole is left */
+		hole = lseek(src, data, SEEK_HOLE);
+		if (hole < 0)
+			return -errno;
+		in = out = data;
+		while (in < hole) {
+			ssize_t r = copy_range(src, &in, dst, &out,
+					       (size_t)(hole - in));
+
+			if (r < 0)
+				return (int)r;
+			if (r == 0)
+				return -EIO; /* shrank under us */
+		}
+		pos = hole;
+	}
+	if (ftruncate(dst, end) < 0)
+		return -errno;
+	return 0;
+}
+
+int native_move(struct tierfs *fs, struct tfs_inode *inode, unsigned dst)
+{
+	struct native *n = native_of(inode);
+	uint64_t opens;
+	unsigned src;
+	int nfd, r;
+
+	if (!n)
+		return -EINVAL;
+	if (dst >= fs->ntiers || !tier_can_native(fs->tiers[dst]))
+		return -EOPNOTSUPP;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	src = n->tier;
+	if (n->nopen > 0) {
+		/* the kernel holds the backing file: after the last close */
+		n->move_wanted = src != dst;
+		n->move_to = (uint8_t)dst;
+		pthread_rwlock_unlock(&inode->i_dlock);
+		return src == dst ? 0 : -EBUSY;
+	}
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (src == dst)
+		return 0;
+	nfd = tier_native_new(fs->tiers[dst]);
+	if (nfd < 0)
+		return nfd;
+	/*
+	 * The copy runs with no lock held.  An open, or a change by the
+	 * daemon, meanwhile moves the file's opens or what it holds: then
+	 * the copy is stale, and the move is given up (the file stays).
+	 */
+	opens = __atomic_load_n(&n->opens, __ATOMIC_RELAXED);
+	pthread_rwlock_rdlock(&inode->i_dlock);
+	r = copy_whole(n->fd, nfd);
+	pthread_rwlock_unlock(&inode->i_dlock);
+	if (r == 0) {
+		pthread_rwlock_wrlock(&inode->i_dlock);
+		if (n->nopen > 0 || n->tier != src ||
+		    __atomic_load_n(&n->opens, __ATOMIC_RELAXED) != opens) {
+			r = -EAGAIN;
+		} else {
+			int old = n->fd;
+			uint64_t held = n->held;
+
+			r = quota_move(fs, inode, src, dst, held);
+			if (r == 0) {
+				tier_native_account(fs->tiers[src],
+						    -(int64_t)held);
+				tier_native_account(fs->tiers[dst],
+						    (int64_t)held);
+				n->fd = nfd;
+				n->tier = (uint8_t)dst;
+				nfd = old;
+				(void)sync_locked(fs, inode, n);
+				STAT_ADD(moves, 1);
+			}
+		}
+		pthread_rwlock_unlock(&inode->i_dlock);
+	}
+	close(nfd); /* the old backing file, or the copy given up */
+	return r;
+}
+
+void native_free(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct native *n = native_of(inode);
+
+	if (!n)
+		return;
+	if (n->backing_id > 0 && !fs->unmounting)
+		kernel_backing_close(n->backing_id);
+	if (!fs->unmounting) {
+		/* else the tiers and quotas are gone already */
+		tier_native_account(fs->tiers[n->tier], -(int64_t)n->held);
+		quota_account(fs, inode, n->tier, n->held, false);
+	}
+	close(n->fd);
+	__atomic_store_n(inode_native_slot(inode), NULL, __ATOMIC_RELEASE);
+	free(n);
+	STAT_SUB(files, 1);
+}
+
+void native_get_stats(struct native_stats *ret)
+{
+	ret->files = __atomic_load_n(&nstats.files, __ATOMIC_RELAXED);
+	ret->opens = __atomic_load_n(&nstats.opens, __ATOMIC_RELAXED);
+	ret->open_now = __atomic_load_n(&nstats.open_now, __ATOMIC_RELAXED);
+	ret->moves = __atomic_load_n(&nstats.moves, __ATOMIC_RELAXED);
+	ret->refused = __atomic_load_n(&nstats.refused, __ATOMIC_RELAXED);
+}
