@@ -18,7 +18,7 @@ prog=${0##*/}
 # shellcheck source-path=SCRIPTDIR source=benchlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
-ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-nosplice,ram-uring,file,file-drop,ramfile,ramfile-drop,ptll,ptll-wb,mergerfs,null,null-splice,null-wb,null-wb-splice"
+ALL_TARGETS="tmpfs,plain,ram,ram-native,ram-drop,ram-nosplice,ram-uring,file,file-native,file-drop,ramfile,ramfile-drop,ptll,ptll-wb,mergerfs,null,null-splice,null-wb,null-wb-splice,null-pt"
 # libfuse's low-level passthrough example, as Debian's libfuse3-dev ships it
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 # seqwrite4 first: its four files are removed before seqwrite, so that
@@ -55,6 +55,9 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
   plain     a temporary directory under --plain-dir
   ram       tierfs --tier ram=ram:RAM_BIG (its default transport: /dev/fuse
             unless the fuse module's enable_uring is on; the column says)
+  ram-native the same with --io native: each file a backing file in the
+            RAM tier's tmpfs, which the kernel reads and writes itself
+            (FUSE passthrough; no writeback cache)
   ram-drop  the same with --page-cache=drop: every open is direct I/O,
             the RAM tier holds the only copy
   ram-nosplice the same with --no-splice: each /dev/fuse request read
@@ -63,6 +66,7 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
             the script switches the fuse module's enable_uring on for
             this target and back after it; skipped where it cannot)
   file      tierfs --tier disk=file:DIR:FILE_TIER_SIZE
+  file-native the same with --io native (a backing file in DIR)
   ramfile   tierfs --tier ram=ram:RAM_SMALL --tier disk=file:DIR:FILE_TIER_SIZE
   file-drop, ramfile-drop  file and ramfile with --page-cache=drop
   ptll      libfuse's example passthrough_ll (built at run time from
@@ -77,6 +81,9 @@ Targets (--targets, in the order given; default $ALL_TARGETS):
   null-splice, null-wb-splice  the same two with -o splice: libfuse
             splices each WRITE into a pipe and nullfs reads it out of
             the pipe, one copy per byte (the ceiling of splice)
+  null-pt   the ceiling of FUSE passthrough: nullfs -o passthrough=SRC,
+            each file a backing file on SRC (a fresh tmpfs of twice
+            --size) that the kernel reads and writes itself
 DIR is a temporary directory under --file-dir, SRC a fresh tmpfs of twice
 --size.  ptll is skipped with a note when cc, pkg-config's fuse3 or the
 example is missing; mergerfs is installed with apt-get when missing (as
@@ -244,11 +251,11 @@ if ((need_tierfs)); then
 	bin=$(realpath "$bin")
 fi
 ((need_fuse)) && need_fuse
-if [[ -n ${seen[tmpfs]:-}${seen[ptll]:-}${seen[ptll-wb]:-}${seen[mergerfs]:-} ]] && ((EUID != 0)); then
-	die "mounting a tmpfs (targets tmpfs, ptll, mergerfs) needs root (or leave them out of --targets)"
+if [[ -n ${seen[tmpfs]:-}${seen[ptll]:-}${seen[ptll-wb]:-}${seen[mergerfs]:-}${seen[null-pt]:-} ]] && ((EUID != 0)); then
+	die "mounting a tmpfs (targets tmpfs, ptll, mergerfs, null-pt) needs root (or leave them out of --targets)"
 fi
 [[ -n ${seen[plain]:-} ]] && need_writable_dir "$plain_dir" --plain-dir
-[[ -n ${seen[file]:-}${seen[ramfile]:-}${seen[file-drop]:-}${seen[ramfile-drop]:-} ]] && need_writable_dir "$file_dir" --file-dir
+[[ -n ${seen[file]:-}${seen[ramfile]:-}${seen[file-drop]:-}${seen[ramfile-drop]:-}${seen[file-native]:-} ]] && need_writable_dir "$file_dir" --file-dir
 can_drop=0
 if [[ -w /proc/sys/vm/drop_caches ]]; then
 	can_drop=1
@@ -586,13 +593,13 @@ fi
 
 # the ceiling server, built as its header says
 null_bin=$work/nullfs
-if [[ -n ${seen[null]:-}${seen[null-wb]:-}${seen[null-splice]:-}${seen[null-wb-splice]:-} ]]; then
+if [[ -n ${seen[null]:-}${seen[null-wb]:-}${seen[null-splice]:-}${seen[null-wb-splice]:-}${seen[null-pt]:-} ]]; then
 	# shellcheck disable=SC2046 # pkg-config's flags are meant to split
 	if ! cc -O2 -o "$null_bin" "$(dirname "${BASH_SOURCE[0]}")/nullfs.c" \
 		$(pkg-config --cflags --libs fuse3) >"$json_dir/nullfs-build.log" 2>&1; then
 		sed 's/^/cc: /' "$json_dir/nullfs-build.log" >&2
 		skip null "cannot build nullfs.c (output above)"
-		for t in null-wb null-splice null-wb-splice; do
+		for t in null-wb null-splice null-wb-splice null-pt; do
 			skip "$t" "cannot build nullfs.c"
 		done
 		prune_targets
@@ -635,6 +642,9 @@ for t in "${target_list[@]}"; do
 	ram)
 		tierfs_target ram "tierfs RAM $(human "$ram_big_bytes")" \
 			--tier "ram=ram:$ram_big_bytes" ;;
+	ram-native)
+		tierfs_target ram-native "tierfs RAM $(human "$ram_big_bytes"), native" \
+			--tier "ram=ram:$ram_big_bytes" --io native ;;
 	ram-drop)
 		tierfs_target ram-drop "tierfs RAM $(human "$ram_big_bytes"), page cache dropped" \
 			--tier "ram=ram:$ram_big_bytes" --page-cache drop ;;
@@ -652,6 +662,10 @@ for t in "${target_list[@]}"; do
 		file_tier_dir
 		tierfs_target file "tierfs file" \
 			--tier "disk=file:$tier_dir:$file_tier_bytes" ;;
+	file-native)
+		file_tier_dir
+		tierfs_target file-native "tierfs file, native" \
+			--tier "disk=file:$tier_dir:$file_tier_bytes" --io native ;;
 	file-drop)
 		file_tier_dir
 		tierfs_target file-drop "tierfs file, page cache dropped" \
@@ -689,6 +703,16 @@ for t in "${target_list[@]}"; do
 		run_all_tests "$t" "$fuse_mnt"
 		fuse_stats "$t"
 		fuse_umount ;;
+	null-pt)
+		peer_tmpfs null-pt
+		label[$t]="nullfs passthrough (ceiling)"
+		mkdir "$work/$t"
+		fuse_start "$t" "$work/$t.log" "$work/$t" "$null_bin" \
+			-o "passthrough=$src" -f "$work/$t"
+		run_all_tests "$t" "$fuse_mnt"
+		fuse_stats "$t"
+		fuse_umount
+		tmpfs_umount ;;
 	ptll-wb)
 		peer_tmpfs ptll-wb
 		peer_target ptll-wb "passthrough_ll writeback" \

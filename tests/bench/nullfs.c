@@ -16,12 +16,27 @@
  * without it every write(2) is a WRITE.  Requests: /dev/fuse, libfuse's
  * multithreaded loop (libfuse 3.14 has no io_uring transport).
  *
+ * -o passthrough=DIR is the other ceiling: the kernel's own FUSE
+ * passthrough (Linux 6.9+, CAP_SYS_ADMIN), which libfuse 3.14 cannot
+ * ask for.  Each file gets a backing file in DIR (a tmpfs, for the
+ * ceiling), registered with FUSE_DEV_IOC_BACKING_OPEN; INIT is answered
+ * with FUSE_PASSTHROUGH and max_stack_depth 1 and every OPEN and CREATE
+ * with FOPEN_PASSTHROUGH and the backing id, patched into libfuse's
+ * replies by a writev hook (fuse_session_custom_io()), so that reads,
+ * writes and mmap never reach this server; getattr and truncate go to
+ * the backing file.  No writeback cache then (the kernel refuses both).
+ *
  * Locking: one mutex guards the file table; the data buffer is written
  * without a lock (a benchmark's files never overlap in time).
  */
 #define FUSE_USE_VERSION 35
 #include <errno.h>
+#include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +57,8 @@ struct nfile {
 	bool used;
 	bool gone; /* unlinked: its inode number is never given out again
 		    * (the kernel may still hold the old inode and its pages) */
+	int fd;	     /* -o passthrough: the backing file, else -1 */
+	int backing; /* ... and the kernel's id of it */
 };
 
 static struct {
@@ -51,7 +68,70 @@ static struct {
 	size_t size;
 	int writeback;
 	int splice; /* -o splice: WRITE data stays in a pipe (write_buf) */
+	char *pt_dir; /* -o passthrough=DIR */
+	int pt_dirfd;
+	int dev;      /* /dev/fuse, for the backing ioctls */
 } nfs = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The kernel's passthrough interface (include/uapi/linux/fuse.h, 7.40),
+ * which Debian 12's headers predate. */
+struct pt_backing_map {
+	int32_t fd;
+	uint32_t flags;
+	uint64_t padding;
+};
+#define PT_IOC_BACKING_OPEN _IOW(229, 1, struct pt_backing_map)
+#define PT_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
+#define PT_FOPEN_PASSTHROUGH (1u << 7)
+#define PT_INIT_EXT (1u << 30)
+#define PT_PASSTHROUGH_FLAGS2 (1u << (37 - 32))
+/* offsets in fuse_init_out: flags, flags2, max_stack_depth */
+#define PT_INIT_FLAGS 12
+#define PT_INIT_FLAGS2 32
+#define PT_INIT_DEPTH 36
+#define PT_OPEN_OUT 16 /* sizeof(struct fuse_open_out), last in the reply */
+
+/* set by a handler for the reply it is about to send on this thread */
+static __thread bool t_init_reply;
+static __thread int t_open_backing;
+
+static ssize_t pt_read(int fd, void *buf, size_t len, void *ud)
+{
+	return read(fd, buf, len);
+}
+
+static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *ud)
+{
+	int32_t err = -1;
+
+	if (count >= 2 && iov[0].iov_len >= 16)
+		memcpy(&err, (char *)iov[0].iov_base + 4, sizeof(err));
+	if (t_init_reply && err == 0 && iov[1].iov_len >= PT_INIT_DEPTH + 4) {
+		char *p = iov[1].iov_base;
+		uint32_t f, one = 1;
+
+		memcpy(&f, p + PT_INIT_FLAGS, 4);
+		f |= PT_INIT_EXT;
+		memcpy(p + PT_INIT_FLAGS, &f, 4);
+		memcpy(&f, p + PT_INIT_FLAGS2, 4);
+		f |= PT_PASSTHROUGH_FLAGS2;
+		memcpy(p + PT_INIT_FLAGS2, &f, 4);
+		memcpy(p + PT_INIT_DEPTH, &one, 4);
+	}
+	if (t_open_backing > 0 && err == 0 && iov[1].iov_len >= PT_OPEN_OUT) {
+		char *p = (char *)iov[1].iov_base + iov[1].iov_len - PT_OPEN_OUT;
+		uint32_t f;
+		int32_t id = t_open_backing;
+
+		memcpy(&f, p + 8, 4);
+		f |= PT_FOPEN_PASSTHROUGH;
+		memcpy(p + 8, &f, 4);
+		memcpy(p + 12, &id, 4);
+	}
+	t_init_reply = false;
+	t_open_backing = 0;
+	return writev(fd, iov, count);
+}
 
 static void fill_attr(fuse_ino_t ino, struct stat *st)
 {
@@ -66,6 +146,15 @@ static void fill_attr(fuse_ino_t ino, struct stat *st)
 	st->st_nlink = 1;
 	st->st_size = nfs.f[ino - 2].size;
 	st->st_blocks = (st->st_size + 511) / 512;
+	if (nfs.f[ino - 2].fd >= 0) {
+		/* the kernel wrote the backing file itself */
+		struct stat b;
+
+		if (fstat(nfs.f[ino - 2].fd, &b) == 0) {
+			st->st_size = b.st_size;
+			st->st_blocks = b.st_blocks;
+		}
+	}
 }
 
 static int find(const char *name)
@@ -88,8 +177,10 @@ static void reply_entry(fuse_req_t req, int i)
 
 static void n_init(void *ud, struct fuse_conn_info *conn)
 {
-	if (nfs.writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+	if (nfs.writeback && !nfs.pt_dir &&
+	    (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	t_init_reply = nfs.pt_dir != NULL;
 	conn->max_write = 1 << 20;
 }
 
@@ -124,8 +215,15 @@ static void n_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct stat st;
 
 	pthread_mutex_lock(&nfs.lock);
-	if (ino != FUSE_ROOT_ID && (to_set & FUSE_SET_ATTR_SIZE))
+	if (ino != FUSE_ROOT_ID && (to_set & FUSE_SET_ATTR_SIZE)) {
 		nfs.f[ino - 2].size = attr->st_size;
+		if (nfs.f[ino - 2].fd >= 0 &&
+		    ftruncate(nfs.f[ino - 2].fd, attr->st_size) < 0) {
+			pthread_mutex_unlock(&nfs.lock);
+			fuse_reply_err(req, errno);
+			return;
+		}
+	}
 	if (ino != FUSE_ROOT_ID && (to_set & FUSE_SET_ATTR_MODE))
 		nfs.f[ino - 2].mode = attr->st_mode & 07777;
 	fill_attr(ino, &st);
@@ -151,14 +249,37 @@ static void n_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			return;
 		}
 		snprintf(nfs.f[i].name, sizeof(nfs.f[i].name), "%s", name);
-		nfs.f[i].used = true;
 		nfs.f[i].size = 0;
 		nfs.f[i].mode = mode & 07777;
+		nfs.f[i].fd = -1;
+		if (nfs.pt_dir) {
+			struct pt_backing_map map = { 0 };
+			int fd = openat(nfs.pt_dirfd, name,
+					O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC,
+					0600);
+
+			map.fd = fd;
+			nfs.f[i].backing = fd < 0 ? -1 :
+				ioctl(nfs.dev, PT_IOC_BACKING_OPEN, &map);
+			if (nfs.f[i].backing < 0) {
+				int e = errno;
+
+				if (fd >= 0)
+					close(fd);
+				pthread_mutex_unlock(&nfs.lock);
+				fuse_reply_err(req, e);
+				return;
+			}
+			nfs.f[i].fd = fd;
+		}
+		nfs.f[i].used = true;
 	}
+	t_open_backing = nfs.f[i].fd >= 0 ? nfs.f[i].backing : 0;
 	e.ino = (fuse_ino_t)i + 2;
 	fill_attr(e.ino, &e.attr);
 	pthread_mutex_unlock(&nfs.lock);
-	fi->keep_cache = 1;
+	/* the kernel takes no other open flag with FOPEN_PASSTHROUGH */
+	fi->keep_cache = !t_open_backing;
 	fuse_reply_create(req, &e, fi);
 }
 
@@ -171,6 +292,15 @@ static void n_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (i >= 0) {
 		nfs.f[i].used = false;
 		nfs.f[i].gone = true;
+		if (nfs.f[i].fd >= 0) {
+			uint32_t id = (uint32_t)nfs.f[i].backing;
+
+			/* open files keep their own reference */
+			(void)ioctl(nfs.dev, PT_IOC_BACKING_CLOSE, &id);
+			close(nfs.f[i].fd);
+			(void)unlinkat(nfs.pt_dirfd, name, 0);
+			nfs.f[i].fd = -1;
+		}
 	}
 	pthread_mutex_unlock(&nfs.lock);
 	fuse_reply_err(req, i >= 0 ? 0 : ENOENT);
@@ -178,7 +308,13 @@ static void n_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void n_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fi->keep_cache = 1;
+	if (ino != FUSE_ROOT_ID) {
+		pthread_mutex_lock(&nfs.lock);
+		if (nfs.f[ino - 2].fd >= 0)
+			t_open_backing = nfs.f[ino - 2].backing;
+		pthread_mutex_unlock(&nfs.lock);
+	}
+	fi->keep_cache = !t_open_backing;
 	fuse_reply_open(req, fi);
 }
 
@@ -287,6 +423,7 @@ static const struct fuse_opt opts[] = {
 	{ "writeback", offsetof(typeof(nfs), writeback), 1 },
 	{ "splice", offsetof(typeof(nfs), splice), 1 },
 	{ "size=%zu", offsetof(typeof(nfs), size), 0 },
+	{ "passthrough=%s", offsetof(typeof(nfs), pt_dir), 0 },
 	FUSE_OPT_END,
 };
 
@@ -301,8 +438,16 @@ int main(int argc, char **argv)
 	nfs.size = (size_t)2 << 30;
 	if (fuse_opt_parse(&args, &nfs, opts, NULL) < 0 ||
 	    fuse_parse_cmdline(&args, &o) != 0 || !o.mountpoint) {
-		fprintf(stderr, "usage: nullfs [-o writeback] [-o splice] [-o size=BYTES] -f MOUNTPOINT\n");
+		fprintf(stderr, "usage: nullfs [-o writeback] [-o splice] [-o size=BYTES] [-o passthrough=DIR] -f MOUNTPOINT\n");
 		return 1;
+	}
+	if (nfs.pt_dir) {
+		nfs.pt_dirfd = open(nfs.pt_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+		if (nfs.pt_dirfd < 0) {
+			perror("nullfs: -o passthrough");
+			return 1;
+		}
+		nfs.size = 1 << 20; /* READ and WRITE never come */
 	}
 	/* pre-faulted: first-touch page faults are not part of a ceiling */
 	nfs.buf = mmap(NULL, nfs.size, PROT_READ | PROT_WRITE,
@@ -317,6 +462,16 @@ int main(int argc, char **argv)
 	if (!se || fuse_set_signal_handlers(se) != 0 ||
 	    fuse_session_mount(se, o.mountpoint) != 0)
 		return 1;
+	if (nfs.pt_dir) {
+		static const struct fuse_custom_io io = {
+			.read = pt_read,
+			.writev = pt_writev,
+		};
+
+		nfs.dev = fuse_session_fd(se);
+		if (fuse_session_custom_io(se, &io, nfs.dev) != 0)
+			return 1;
+	}
 	(void)fuse_daemonize(o.foreground);
 	cfg = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_max_threads(cfg, 64);

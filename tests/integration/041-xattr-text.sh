@@ -111,7 +111,7 @@ mkdir -p "$deep" || t_fail "mkdir of 4 x 250-character names"
 setfattr -n user.tierfs.pin -v disk "$deep" || t_fail "setfattr pin on the deepest directory"
 echo data >"$deep/file" || t_fail "create in the deepest directory"
 
-printf 'tiers=fast,disk default\npin=disk /%s/%s/%s/%s\nsplit=- default\npromote=1 default\n' \
+printf 'tiers=fast,disk default\npin=disk /%s/%s/%s/%s\nsplit=- default\npromote=1 default\nio=native default\n' \
 	"$a" "$b" "$c" "$d" >"$T/want"
 getfattr --absolute-names --only-values -n user.tierfs.effective "$deep/file" >"$T/got" ||
 	t_fail "getfattr -n user.tierfs.effective failed"
@@ -131,8 +131,9 @@ t_eq "$(getfattr --absolute-names --only-values -n user.tierfs.layout "$deep/fil
 setfattr -n user.tierfs.tiers -v disk,fast "$MNT/$a" || t_fail "setfattr tiers"
 setfattr -n user.tierfs.split -v fast:8M,disk "$MNT/$a/$b" || t_fail "setfattr split"
 setfattr -n user.tierfs.promote -v 0 "$MNT/$a/$b/$c" || t_fail "setfattr promote"
-printf 'tiers=disk,fast /%s\npin=disk /%s/%s/%s/%s\nsplit=fast:8388608,disk /%s/%s\npromote=0 /%s/%s/%s\n' \
-	"$a" "$a" "$b" "$c" "$d" "$a" "$b" "$a" "$b" "$c" >"$T/want"
+setfattr -n user.tierfs.io -v tiered "$deep" || t_fail "setfattr io"
+printf 'tiers=disk,fast /%s\npin=disk /%s/%s/%s/%s\nsplit=fast:8388608,disk /%s/%s\npromote=0 /%s/%s/%s\nio=tiered /%s/%s/%s/%s\n' \
+	"$a" "$a" "$b" "$c" "$d" "$a" "$b" "$a" "$b" "$c" "$a" "$b" "$c" "$d" >"$T/want"
 exact_get "$deep/file" user.tierfs.effective "$T/got"
 cmp "$T/want" "$T/got" || t_fail "user.tierfs.effective with every key set above"
 setfattr -n user.tierfs.promote -v 1 "$deep/file" || t_fail "setfattr promote on the file"

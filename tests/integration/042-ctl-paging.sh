@@ -136,7 +136,7 @@ setfattr -n user.tierfs.pin -v slow "$d" || t_fail "setfattr pin"
 echo data >"$d/sub/file" || t_fail "create below it"
 getfattr --absolute-names --only-values -n user.tierfs.effective "$d/sub/file" >"$T/eff" ||
 	t_fail "getfattr user.tierfs.effective"
-printf 'tiers=fast,slow default\npin=slow /a\\012b\\\\c\nsplit=- default\npromote=1 default\n' >"$T/eff.want"
+printf 'tiers=fast,slow default\npin=slow /a\\012b\\\\c\nsplit=- default\npromote=1 default\nio=native default\n' >"$T/eff.want"
 cmp -s "$T/eff.want" "$T/eff" || t_fail "user.tierfs.effective: $(od -c "$T/eff" | head -5)"
 "$TIERCTL" policy get "$d/sub/file" pin >"$T/pget.out" 2>"$T/pget.err" ||
 	t_fail "tierctl policy get: $(cat "$T/pget.err")"

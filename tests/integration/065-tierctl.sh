@@ -405,7 +405,7 @@ t_eq $RC 1 "invalid split"
 tc_err_is pbad3 "tierctl: invalid value 'ram:lots,disk' for split: bad size 'lots' for tier 'ram' (use a number with an optional K, M, G or T suffix)"
 tc_run pbad4 policy set "$MNT/f" colour=blue
 t_eq $RC 2 "unknown key"
-grep -q "^tierctl: unknown policy key 'colour': use tiers, pin, split or promote$" "$T/pbad4.err" ||
+grep -q "^tierctl: unknown policy key 'colour': use tiers, pin, split, promote or io$" "$T/pbad4.err" ||
 	t_fail "unknown key message: $(cat "$T/pbad4.err")"
 tc_run pbad5 policy set "$MNT/f" tiers=disk bogus
 t_eq $RC 2 "argument without ="

@@ -321,11 +321,11 @@ t_eq "$(tail -1 "$T/migt.out")" "migrate to disk: 100% (48K of 48K)" "migrate pr
 # ---------------------------------------------------------------- policy
 tc_run pk policy get "$MNT/small" $'co\033[31mlour'
 t_eq $RC 2 "policy get of an unknown key"
-tc_err_is pk "tierctl: unknown policy key 'co\\033[31mlour': use tiers, pin, split or promote"
+tc_err_is pk "tierctl: unknown policy key 'co\\033[31mlour': use tiers, pin, split, promote or io"
 grep -q $'\033' "$T/pk.err" && t_fail "an unknown key reached the terminal raw"
 tc_run pk2 policy set "$MNT/small" $'k\ney=1'
 t_eq $RC 2 "policy set of an unknown key"
-tc_err_is pk2 "tierctl: unknown policy key 'k\\ney': use tiers, pin, split or promote"
+tc_err_is pk2 "tierctl: unknown policy key 'k\\ney': use tiers, pin, split, promote or io"
 t_check "$TC" policy set "$MNT/tree" split=ram:1536K,disk
 tc_run ps policy get "$MNT/tree/s1" split
 t_eq "$(cat "$T/ps.out")" "split    ram:1536K,disk           /tree" "split read back in units"

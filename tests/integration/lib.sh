@@ -36,6 +36,8 @@
 #                             reference data or to compare errno values
 #   t_wait_until SECS CMD...  poll CMD until it succeeds; 1 on timeout
 #   t_skip MSG                exit 77
+# A test of what only tiered files do says "# IO: tiered REASON" in its
+# header, and the native leg skips it (below).
 # Use `wait PID`, never a bare `wait`: the daemon is a child of the shell.
 
 set -u
@@ -45,6 +47,14 @@ set -u
 
 if [ ! -c /dev/fuse ]; then
 	echo "SKIP: /dev/fuse missing"
+	exit 77
+fi
+# The native leg (TIERFS_TEST_IO=native) runs every test but those that
+# check what only tiered files do -- extents, spill, checksums, the
+# writeback cache, the migrator's extent moves -- which say so in a
+# line "# IO: tiered REASON" near their top; they run in the other legs.
+if [ "${TIERFS_TEST_IO:-}" = native ] && grep -q '^# IO: tiered' "$0"; then
+	echo "SKIP: $(sed -n 's/^# IO: tiered *//p' "$0" | head -n 1) (tiered files only)"
 	exit 77
 fi
 if ! command -v fusermount3 >/dev/null; then

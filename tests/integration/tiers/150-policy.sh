@@ -55,7 +55,8 @@ t_eq "$(df_total "$MNT")" "$ALL" "df total of the root"
 t_eq "$(eff "$MNT")" "tiers=ram,pm,disk default
 pin=- default
 split=- default
-promote=1 default" "effective policy of the root"
+promote=1 default
+io=native default" "effective policy of the root"
 
 # --- tiers
 mkdir "$MNT/tpm" "$MNT/tord" "$MNT/trd" || t_fail mkdir
@@ -141,7 +142,8 @@ t_eq "$(layout "$MNT/i/j/k/f")" "ram=0 pm=0 disk=$((2 * M))" "layout inherited f
 t_eq "$(eff "$MNT/i/j/k/f")" "tiers=disk /i
 pin=- default
 split=- default
-promote=1 default" "effective policy inherited from three levels up"
+promote=1 default
+io=native default" "effective policy inherited from three levels up"
 t_eq "$(eff_key "$MNT/i/j/k" tiers)" "tiers=disk /i" "effective tiers of a directory"
 setp "$MNT/i/j" tiers pm
 t_eq "$(eff_key "$MNT/i/j/k/f" tiers)" "tiers=pm /i/j" "effective tiers after a nearer override"
