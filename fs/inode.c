@@ -331,6 +331,18 @@ void inode_pin(struct tierfs *fs, struct tfs_inode *inode)
 	pthread_mutex_unlock(&fs->itab_lock);
 }
 
+bool inode_try_pin(struct tierfs *fs, struct tfs_inode *inode)
+{
+	bool hooked;
+
+	pthread_mutex_lock(&fs->itab_lock);
+	hooked = inode->i_next != NULL;
+	if (hooked)
+		inode->i_nref++;
+	pthread_mutex_unlock(&fs->itab_lock);
+	return hooked;
+}
+
 void inode_unpin(struct tierfs *fs, struct tfs_inode *inode)
 {
 	bool dead;

@@ -285,6 +285,10 @@ bool inode_is_orphan(struct tierfs *fs, struct tfs_inode *inode);
 /* Internal pins: keep @inode alive while the migrator works on it. */
 void inode_pin(struct tierfs *fs, struct tfs_inode *inode);
 void inode_unpin(struct tierfs *fs, struct tfs_inode *inode);
+/* Pin @inode if it is still in the inode table (not on its way to
+ * inode_free()).  For a registry that finds inodes under a lock their
+ * freeing also takes (native.c).  Return: true when pinned. */
+bool inode_try_pin(struct tierfs *fs, struct tfs_inode *inode);
 /* @inode's attributes as stat(2) shows them.  Called with i_lock held. */
 void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 		     struct stat *st);

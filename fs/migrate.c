@@ -109,6 +109,8 @@
 #include "tier.h"
 #include "macro.h"
 #include "log.h"
+#include "native.h"
+#include "placement.h"
 #include "throttle.h"
 #include "track.h"
 #include "migrate_i.h"
@@ -418,6 +420,60 @@ static void demote_pass(struct migrator *m, struct scan *s)
 }
 
 /*
+ * Native files (native.h) hold no extents: a tier above its high
+ * watermark hands closed ones down whole, those opened longest ago
+ * first, after its extents (native_demote()), to the first slower tier
+ * their policy allows that holds native files and stays below its high
+ * watermark with them.  A native file at home (pinned to its tier) stays.
+ * Native files are not promoted: a file is placed when it is made.
+ */
+static int native_dst(struct tierfs *fs, struct tfs_inode *inode, unsigned t,
+		      uint64_t bytes)
+{
+	struct migrator *m = tierfs_mig(fs);
+	uint32_t draining = __atomic_load_n(&fs->draining, __ATOMIC_RELAXED);
+	uint64_t now = mig_now_ns(fs);
+	struct policy pol;
+
+	policy_get(fs, inode, &pol);
+	if (pol.pin == (int)t)
+		return -1;
+	for (unsigned u = t + 1; u < fs->ntiers; u++) {
+		struct tier *tu = fs->tiers[u];
+
+		if (!(pol.allowed & (1u << u)) || (draining & (1u << u)) ||
+		    (pol.pin >= 0 && pol.pin != (int)u) ||
+		    !tier_can_native(tu) || (m && backed_off(m, u, now)))
+			continue;
+		if (tier_avail_bytes(tu) >= bytes &&
+		    tier_used_bytes(tu) + bytes <= wm_bytes(tu, fs->opt.high_wm))
+			return (int)u;
+	}
+	return -1;
+}
+
+static void native_demote_pass(struct migrator *m, struct scan *s)
+{
+	struct tierfs *fs = m->fs;
+
+	for (unsigned t = 0; t + 1 < fs->ntiers && !stopping(m); t++) {
+		struct tier *tt = fs->tiers[t];
+		uint64_t used = tier_used_bytes(tt);
+		uint64_t low = wm_bytes(tt, fs->opt.low_wm);
+
+		/* above its high watermark when the pass began (not only
+		 * lending: native files hold no page cache twice) */
+		bool over = s->need_cold[t] &&
+			    (!s->lend[t] || used > wm_bytes(tt, fs->opt.high_wm));
+
+		if (!over || used <= low || tier_native_bytes(tt) == 0)
+			continue;
+		(void)native_demote(fs, t, used - low, native_dst,
+				    migrate_throttle, migrate_count_move);
+	}
+}
+
+/*
  * Where the victim @v of an exchange goes: the promoted extent's tier
  * @freed if @v's own policy allows it and it is not being drained (and
  * has room), else the first slower tier that qualifies; -1 if none.
@@ -598,6 +654,7 @@ static void pass(struct migrator *m)
 	testhook(TESTHOOK_MIGRATE_COLLECTED, NULL, 0);
 	data_move_batch_begin(fs);
 	demote_pass(m, &s);
+	native_demote_pass(m, &s);
 	fixup_pass(m, &s);
 	promote_pass(m, &s);
 	data_move_batch_end(); /* every source slot back before the counts */

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,18 @@
 
 static struct native_stats nstats; /* relaxed atomics */
 
+/*
+ * Every native file, newest first, for native_demote().  nlist_lock
+ * guards the links only; it comes before itab_lock (inode_try_pin()),
+ * and native_free() takes it before the inode's memory goes, so an
+ * inode found on the list under the lock is still there to try to pin.
+ */
+static pthread_mutex_t nlist_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Opens of native files so far, numbering them (struct native's
+ * last_open: which was opened longest ago).  Relaxed atomic. */
+static uint64_t open_seq;
+static struct native *nlist;
+
 #define STAT_ADD(f, n) __atomic_add_fetch(&nstats.f, (n), __ATOMIC_RELAXED)
 #define STAT_SUB(f, n) __atomic_sub_fetch(&nstats.f, (n), __ATOMIC_RELAXED)
 
@@ -36,6 +49,46 @@ struct native *native_of(const struct tfs_inode *inode)
 		return NULL;
 	return __atomic_load_n(inode_native_slot((struct tfs_inode *)inode),
 			       __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Each native file holds a descriptor of the daemon for its life, so
+ * their number is bounded by RLIMIT_NOFILE: the soft limit is raised to
+ * the hard one at the first native file, and NATIVE_FD_SPARE descriptors
+ * (or half of a smaller limit) are left for everything else -- tiers,
+ * /dev/fuse, the ring threads, tierctl's requests.  Past the bound new
+ * files are tiered.
+ */
+#define NATIVE_FD_SPARE 4096
+
+static pthread_once_t fd_once = PTHREAD_ONCE_INIT;
+static uint64_t fd_max_files; /* written once, under fd_once */
+
+static void fd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return; /* 0: no native files */
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit up = { rl.rlim_max, rl.rlim_max };
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
+	fd_max_files = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX
+		       : rl.rlim_cur > 2 * NATIVE_FD_SPARE
+			       ? rl.rlim_cur - NATIVE_FD_SPARE
+			       : rl.rlim_cur / 2;
+	log_debug("native files: at most %llu at once (RLIMIT_NOFILE %llu)",
+		  (unsigned long long)fd_max_files,
+		  (unsigned long long)rl.rlim_cur);
+}
+
+static uint64_t native_max_files(void)
+{
+	pthread_once(&fd_once, fd_budget);
+	return fd_max_files;
 }
 
 /* Room enough on @t for a new native file (native.h)? */
@@ -60,6 +113,11 @@ int native_make(struct tierfs *fs, struct tfs_inode *inode,
 	if (!fs->passthrough || !pol->native || pol->nsplit ||
 	    inode->i_type != S_IFREG || inode_quota(inode))
 		return -EAGAIN;
+	if (__atomic_load_n(&nstats.files, __ATOMIC_RELAXED) >=
+	    native_max_files()) {
+		STAT_ADD(refused, 1);
+		return -EAGAIN;
+	}
 	if (native_of(inode))
 		return 0;
 	if (pol->pin >= 0)
@@ -103,6 +161,13 @@ int native_make(struct tierfs *fs, struct tfs_inode *inode,
 		free(nat);
 		return -EAGAIN;
 	}
+	nat->inode = inode;
+	pthread_mutex_lock(&nlist_lock);
+	nat->next = nlist;
+	if (nlist)
+		nlist->prev = nat;
+	nlist = nat;
+	pthread_mutex_unlock(&nlist_lock);
 	STAT_ADD(files, 1);
 	return 0;
 }
@@ -116,19 +181,21 @@ static bool ts_after(struct timespec a, struct timespec b)
 
 /*
  * Take in what the backing file of @n says now: its blocks into the
- * tier, the quota and i_bytes, its size and the times the kernel set
- * (later than the inode's) into the inode.  i_dlock exclusive.
- * Return: 0, or -errno of fstat() (nothing changed).
+ * tier, the quota and i_bytes, its size, atime and mtime (and ctime,
+ * if later than the inode's) into the inode.  i_dlock exclusive.
+ * Return: 0, or -errno of the fstat() (-ETIMEDOUT: the tier is stalled;
+ * nothing changed).
  */
 static int sync_locked(struct tierfs *fs, struct tfs_inode *inode,
 		       struct native *n)
 {
-	struct timespec mt, ct, at;
+	struct timespec ct;
 	struct stat st;
 	uint64_t held;
+	int r = tier_native_stat(fs->tiers[n->tier], n->fd, &st);
 
-	if (fstat(n->fd, &st) < 0)
-		return -errno;
+	if (r < 0)
+		return r;
 	held = (uint64_t)st.st_blocks * 512;
 	if (held != n->held) {
 		bool up = held > n->held;
@@ -137,22 +204,40 @@ static int sync_locked(struct tierfs *fs, struct tfs_inode *inode,
 		tier_native_account(fs->tiers[n->tier],
 				    up ? (int64_t)d : -(int64_t)d);
 		quota_account(fs, inode, n->tier, d, up);
-		n->held = held;
+		__atomic_store_n(&n->held, held, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&inode->i_bytes, held, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&inode->i_lock);
 	inode->i_size = (uint64_t)st.st_size;
-	mt = tfs_time_get(&inode->i_mtime);
+	/* atime and mtime: the backing file's, which native_set_times()
+	 * keeps equal to what was set here; ctime: the later (a chmod
+	 * changes this inode's alone) */
 	ct = tfs_time_get(&inode->i_ctime);
-	at = tfs_time_get(&inode->i_atime);
-	if (ts_after(st.st_mtim, mt))
-		tfs_time_set(&inode->i_mtime, st.st_mtim);
+	tfs_time_set(&inode->i_mtime, st.st_mtim);
+	tfs_time_set(&inode->i_atime, st.st_atim);
 	if (ts_after(st.st_ctim, ct))
 		tfs_time_set(&inode->i_ctime, st.st_ctim);
-	if (ts_after(st.st_atim, at))
-		tfs_time_set(&inode->i_atime, st.st_atim);
 	pthread_mutex_unlock(&inode->i_lock);
 	return 0;
+}
+
+void native_set_times(struct tierfs *fs, struct tfs_inode *inode)
+{
+	struct native *n = native_of(inode);
+	struct timespec ts[2];
+
+	(void)fs;
+	if (!n)
+		return;
+	pthread_rwlock_wrlock(&inode->i_dlock);
+	pthread_mutex_lock(&inode->i_lock);
+	ts[0] = tfs_time_get(&inode->i_atime);
+	ts[1] = tfs_time_get(&inode->i_mtime);
+	pthread_mutex_unlock(&inode->i_lock);
+	if (futimens(n->fd, ts) < 0)
+		log_debug("native file %llu: cannot set its backing file's times: %s",
+			  (unsigned long long)inode->i_ino, strerror(errno));
+	pthread_rwlock_unlock(&inode->i_dlock);
 }
 
 void native_sync(struct tierfs *fs, struct tfs_inode *inode)
@@ -186,11 +271,13 @@ int native_open(struct tierfs *fs, struct tfs_inode *inode, int flags,
 		}
 		n->backing_id = id;
 	}
-	n->nopen++;
+	__atomic_store_n(&n->nopen, n->nopen + 1, __ATOMIC_RELAXED);
 	id = n->backing_id;
 	pthread_rwlock_unlock(&inode->i_dlock);
 	__atomic_add_fetch(&n->opens, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&n->last_open, tierfs_tick(fs), __ATOMIC_RELAXED);
+	__atomic_store_n(&n->last_open,
+			 __atomic_add_fetch(&open_seq, 1, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 	STAT_ADD(opens, 1);
 	STAT_ADD(open_now, 1);
 	if (writing && uid != 0) {
@@ -229,7 +316,8 @@ void native_release(struct tierfs *fs, struct tfs_inode *inode)
 		pthread_rwlock_unlock(&inode->i_dlock);
 		return;
 	}
-	if (--n->nopen == 0) {
+	__atomic_store_n(&n->nopen, n->nopen - 1, __ATOMIC_RELAXED);
+	if (n->nopen == 0) {
 		kernel_backing_close(n->backing_id);
 		n->backing_id = 0;
 		move = n->move_wanted;
@@ -314,6 +402,27 @@ int native_truncate(struct tierfs *fs, struct tfs_inode *inode,
 	return r;
 }
 
+/* The bytes of [@off, @off + @len) that backing file @fd holds (data,
+ * or space fallocate reserved: SEEK_DATA finds both). */
+static uint64_t held_in(int fd, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len, pos = off, held = 0;
+
+	while (pos < end) {
+		off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+		off_t h;
+
+		if (d < 0 || (uint64_t)d >= end)
+			break;
+		h = lseek(fd, d, SEEK_HOLE);
+		if (h < 0)
+			break;
+		held += MIN((uint64_t)h, end) - (uint64_t)d;
+		pos = (uint64_t)h;
+	}
+	return held;
+}
+
 int native_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		     uint64_t off, uint64_t len)
 {
@@ -323,8 +432,33 @@ int native_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 	if (!n)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&inode->i_dlock);
-	if (fallocate(n->fd, mode, (off_t)off, (off_t)len) < 0)
+	if (!(mode & FALLOC_FL_PUNCH_HOLE) &&
+	    tier_avail_bytes(fs->tiers[n->tier]) <
+		    len - held_in(n->fd, off, len)) {
+		/*
+		 * Not room on the tier for what the range does not hold
+		 * yet: nothing changes (a file tier's filesystem would let
+		 * it grow past the tier's size).
+		 */
+		r = -ENOSPC;
+	} else if (fallocate(n->fd, mode, (off_t)off, (off_t)len) < 0) {
 		r = -errno;
+		/* tmpfs has no ZERO_RANGE: the space first (which changes
+		 * no byte, so a failure changes nothing), then a punch and
+		 * the space again (what the punch freed) */
+		if (r == -EOPNOTSUPP && (mode & FALLOC_FL_ZERO_RANGE)) {
+			if (fallocate(n->fd, FALLOC_FL_KEEP_SIZE, (off_t)off,
+				      (off_t)len) < 0 ||
+			    fallocate(n->fd,
+				      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)off, (off_t)len) < 0 ||
+			    fallocate(n->fd, mode & FALLOC_FL_KEEP_SIZE,
+				      (off_t)off, (off_t)len) < 0)
+				r = -errno;
+			else
+				r = 0;
+		}
+	}
 	(void)sync_locked(fs, inode, n);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	return r;
@@ -417,12 +551,77 @@ static ssize_t copy_range(int src, loff_t *in, int dst, loff_t *out,
 	return done ? (ssize_t)done : (ssize_t)err;
 }
 
+/*
+ * Copy [@off_in, @off_in + @len) of @src (to its end at most) to @dst at
+ * @off_out as copy_file_range(2) would, holes as holes: data ranges are
+ * copied (copy_range()), the destination's bytes under a source hole are
+ * punched out (a hole reads as zeros, so the bytes are the same), and
+ * the destination grows to the end of what was copied.  *@ret_done: the
+ * bytes copied (holes too).
+ * Return: 0, or -errno (*@ret_done says how far it got).
+ */
+static int copy_sparse(int src, uint64_t off_in, int dst, uint64_t off_out,
+		       size_t len, size_t *ret_done)
+{
+	struct stat st;
+	uint64_t end, pos = off_in;
+	int err = 0;
+
+	*ret_done = 0;
+	if (fstat(src, &st) < 0)
+		return -errno;
+	end = MIN((uint64_t)st.st_size, off_in + len);
+	while (pos < end) {
+		off_t data = lseek(src, (off_t)pos, SEEK_DATA);
+		uint64_t d = data < 0 ? end : MIN((uint64_t)data, end);
+		off_t hole;
+		loff_t in, out;
+
+		if (data < 0 && errno != ENXIO)
+			return -errno;
+		if (d > pos) {
+			/* the source's hole: none in the destination either */
+			if (fallocate(dst, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)(off_out + (pos - off_in)),
+				      (off_t)(d - pos)) < 0 &&
+			    errno != EOPNOTSUPP)
+				return -errno;
+			pos = d;
+			*ret_done = (size_t)(pos - off_in);
+			continue;
+		}
+		hole = lseek(src, (off_t)pos, SEEK_HOLE);
+		if (hole < 0)
+			return -errno;
+		in = (loff_t)pos;
+		out = (loff_t)(off_out + (pos - off_in));
+		while ((uint64_t)in < MIN((uint64_t)hole, end)) {
+			ssize_t r = copy_range(src, &in, dst, &out,
+					       (size_t)(MIN((uint64_t)hole, end) -
+							(uint64_t)in));
+
+			if (r <= 0) {
+				err = r < 0 ? (int)r : 0;
+				*ret_done = (size_t)((uint64_t)in - off_in);
+				return err;
+			}
+		}
+		pos = (uint64_t)in;
+		*ret_done = (size_t)(pos - off_in);
+	}
+	/* a hole at the end: the destination still grows over it */
+	if (end > off_in && fstat(dst, &st) == 0 &&
+	    (uint64_t)st.st_size < off_out + (end - off_in) &&
+	    ftruncate(dst, (off_t)(off_out + (end - off_in))) < 0)
+		return -errno;
+	return 0;
+}
+
 ssize_t native_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 		    struct tfs_inode *out, uint64_t off_out, size_t len)
 {
 	struct native *ni = native_of(in), *no = native_of(out);
 	struct tfs_inode *first = in, *second = out;
-	loff_t oi = (loff_t)off_in, oo = (loff_t)off_out;
 	size_t done = 0;
 	int err = 0;
 
@@ -436,17 +635,7 @@ ssize_t native_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 	pthread_rwlock_wrlock(&first->i_dlock);
 	if (second != first)
 		pthread_rwlock_wrlock(&second->i_dlock);
-	while (done < len) {
-		ssize_t r = copy_range(ni->fd, &oi, no->fd, &oo, len - done);
-
-		if (r < 0) {
-			err = (int)r;
-			break;
-		}
-		if (r == 0)
-			break; /* end of the source */
-		done += (size_t)r;
-	}
+	err = copy_sparse(ni->fd, off_in, no->fd, off_out, len, &done);
 	(void)sync_locked(fs, out, no);
 	if (second != first)
 		pthread_rwlock_unlock(&second->i_dlock);
@@ -600,7 +789,7 @@ int native_move(struct tierfs *fs, struct tfs_inode *inode, unsigned dst)
 				tier_native_account(fs->tiers[dst],
 						    (int64_t)held);
 				n->fd = nfd;
-				n->tier = (uint8_t)dst;
+				__atomic_store_n(&n->tier, (uint8_t)dst, __ATOMIC_RELAXED);
 				nfd = old;
 				(void)sync_locked(fs, inode, n);
 				STAT_ADD(moves, 1);
@@ -626,9 +815,98 @@ void native_free(struct tierfs *fs, struct tfs_inode *inode)
 		quota_account(fs, inode, n->tier, n->held, false);
 	}
 	close(n->fd);
+	pthread_mutex_lock(&nlist_lock);
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		nlist = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	pthread_mutex_unlock(&nlist_lock);
 	__atomic_store_n(inode_native_slot(inode), NULL, __ATOMIC_RELEASE);
 	free(n);
 	STAT_SUB(files, 1);
+}
+
+/* Candidates of one native_demote() round: at most this many files. */
+#define DEMOTE_BATCH 64
+
+struct demote_cand {
+	struct tfs_inode *inode; /* pinned */
+	uint64_t last_open;
+};
+
+static int by_last_open(const void *a, const void *b)
+{
+	const struct demote_cand *x = a, *y = b;
+	return x->last_open < y->last_open ? -1 : x->last_open > y->last_open;
+}
+
+uint64_t native_demote(struct tierfs *fs, unsigned t, uint64_t bytes,
+		       int (*pick)(struct tierfs *, struct tfs_inode *,
+				   unsigned, uint64_t),
+		       void (*throttle)(struct tierfs *, uint64_t),
+		       void (*moved)(struct tierfs *, unsigned, unsigned,
+				     uint64_t))
+{
+	struct demote_cand c[DEMOTE_BATCH];
+	uint64_t done = 0;
+	size_t n = 0;
+
+	/*
+	 * The closed files on @t opened longest ago, a batch of them (the
+	 * next pass sees the rest), chosen under the list lock and pinned
+	 * before it is dropped: a file on the list is not freed meanwhile.
+	 * Its tier, opens and bytes are i_dlock's, read here racily as a
+	 * hint; native_move() checks them under the lock.
+	 */
+	pthread_mutex_lock(&nlist_lock);
+	for (struct native *p = nlist; p; p = p->next) {
+		uint64_t lo = __atomic_load_n(&p->last_open, __ATOMIC_RELAXED);
+		size_t y = 0;
+
+		if (__atomic_load_n(&p->tier, __ATOMIC_RELAXED) != t ||
+		    __atomic_load_n(&p->nopen, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&p->held, __ATOMIC_RELAXED) == 0)
+			continue;
+		if (n < DEMOTE_BATCH) {
+			c[n++] = (struct demote_cand){ p->inode, lo };
+			continue;
+		}
+		/* full: it replaces the youngest kept, if older */
+		for (size_t i = 1; i < n; i++)
+			if (c[i].last_open > c[y].last_open)
+				y = i;
+		if (lo < c[y].last_open)
+			c[y] = (struct demote_cand){ p->inode, lo };
+	}
+	for (size_t i = 0; i < n;) {
+		if (inode_try_pin(fs, c[i].inode))
+			i++;
+		else
+			c[i] = c[--n];
+	}
+	pthread_mutex_unlock(&nlist_lock);
+	qsort(c, n, sizeof(c[0]), by_last_open);
+	for (size_t i = 0; i < n; i++) {
+		struct native *nat = native_of(c[i].inode);
+		uint64_t held;
+		int dst;
+
+		if (done < bytes && nat) {
+			held = __atomic_load_n(&nat->held, __ATOMIC_RELAXED);
+			dst = pick(fs, c[i].inode, t, held);
+			if (dst >= 0) {
+				throttle(fs, held);
+				if (native_move(fs, c[i].inode, (unsigned)dst) == 0) {
+					done += held;
+					moved(fs, t, (unsigned)dst, held);
+				}
+			}
+		}
+		inode_unpin(fs, c[i].inode);
+	}
+	return done;
 }
 
 void native_get_stats(struct native_stats *ret)

@@ -78,9 +78,12 @@ struct native {
 	uint32_t nopen;	     /* passthrough opens now */
 	uint64_t held;	     /* bytes its tier and quota were told it holds */
 	uint64_t opens;	     /* opens so far (heat: relaxed atomic) */
-	uint32_t last_open;  /* tick of the last open (relaxed atomic) */
+	uint64_t last_open;  /* number of its last open (relaxed atomic) */
 	bool move_wanted;    /* a move waits for its last close */
 	uint8_t move_to;     /* ... to this tier */
+	/* every native file, for native_demote(): native.c's list lock */
+	struct tfs_inode *inode;
+	struct native *prev, *next;
 };
 
 /* @inode's native state, or NULL for a tiered file (or not a file). */
@@ -120,6 +123,11 @@ void native_release(struct tierfs *fs, struct tfs_inode *inode);
  */
 void native_sync(struct tierfs *fs, struct tfs_inode *inode);
 
+/* Times were set on native @inode (utimensat, or by a setattr that
+ * sets them): its backing file takes its atime and mtime, which
+ * native_sync() reads back.  Takes i_dlock and i_lock. */
+void native_set_times(struct tierfs *fs, struct tfs_inode *inode);
+
 /* The daemon's own operations on a native file: as the data.h ones of
  * the same names, on its backing file (the caller dispatches to them
  * when native_of()).  Each takes i_dlock and accounts. */
@@ -155,6 +163,22 @@ int native_extents(struct tierfs *fs, struct tfs_inode *inode, uint64_t from,
  * Return: 0, -EBUSY, -ENOSPC (@dst has no room), or -errno.
  */
 int native_move(struct tierfs *fs, struct tfs_inode *inode, unsigned dst);
+
+/*
+ * native_demote() - for the migrator: move closed native files off tier
+ * @t, those opened longest ago first, until @bytes moved or none is
+ * left.  Each goes whole to @pick(@fs, the inode, @t, its bytes) (the
+ * tier to move it to, or -1: none its policy allows has room), after @throttle(@fs, its bytes) (the
+ * mount's bandwidth limit); @moved(@fs, @t, dst, bytes) is told of each
+ * move.  No lock held.
+ * Return: the bytes moved.
+ */
+uint64_t native_demote(struct tierfs *fs, unsigned t, uint64_t bytes,
+		       int (*pick)(struct tierfs *, struct tfs_inode *,
+				   unsigned, uint64_t),
+		       void (*throttle)(struct tierfs *, uint64_t),
+		       void (*moved)(struct tierfs *, unsigned, unsigned,
+				     uint64_t));
 
 /* Free what native @inode holds (the inode is being freed). */
 void native_free(struct tierfs *fs, struct tfs_inode *inode);

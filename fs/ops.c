@@ -382,6 +382,9 @@ static void tfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 	if (r < 0)
 		return tierfs_reply_err(req, r);
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+		      FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))
+		native_set_times(req_fs(req), inode);
 	reply_attr(req, inode);
 }
 

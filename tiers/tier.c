@@ -230,7 +230,7 @@ struct tier *tier_free(struct tier *t)
 static uint64_t cfg_free_units(struct tier *t)
 {
 	uint64_t used = __atomic_load_n(&t->used_units, __ATOMIC_RELAXED) +
-			tier_native_units(t, false);
+			tier_native_units(t);
 	uint64_t cap = __atomic_load_n(&t->limit_units, __ATOMIC_RELAXED);
 	uint32_t taken = tier_used_slots(t) +
 			 __atomic_load_n(&t->nleaked, __ATOMIC_RELAXED);
@@ -250,7 +250,7 @@ void tier_set_limit(struct tier *t, uint64_t bytes)
 uint64_t tier_used_bytes(struct tier *t)
 {
 	return (__atomic_load_n(&t->used_units, __ATOMIC_RELAXED) +
-		tier_native_units(t, false))
+		tier_native_units(t))
 	       << t->unit_shift;
 }
 
@@ -263,34 +263,59 @@ int tier_native_new(struct tier *t)
 {
 	if (!t->ops->native_new)
 		return -EOPNOTSUPP;
+	int r;
+
 	if (cfg_free_units(t) == 0)
 		return -ENOSPC;
-	return t->ops->native_new(t);
+	/* a file made in a hung filesystem: bounded as every call is */
+	r = tier_watch_enter(t->watch, true);
+	if (r < 0)
+		return r;
+	r = t->ops->native_new(t);
+	tier_watch_leave(t->watch);
+	return r;
+}
+
+int tier_native_stat(struct tier *t, int fd, struct stat *ret)
+{
+	int r = tier_watch_enter(t->watch, true);
+
+	if (r < 0)
+		return r;
+	r = fstat(fd, ret) < 0 ? -errno : 0;
+	tier_watch_leave(t->watch);
+	return r;
 }
 
 void tier_native_account(struct tier *t, int64_t delta)
 {
-	uint64_t units, cur;
+	uint64_t bytes, cur;
 
 	if (t->ops->native_used || delta == 0)
 		return;
-	units = ((uint64_t)(delta < 0 ? -delta : delta) + tier_unit(t) - 1) >>
-		t->unit_shift;
 	if (delta > 0) {
-		__atomic_add_fetch(&t->native_units, units, __ATOMIC_RELAXED);
-		return;
+		bytes = __atomic_add_fetch(&t->native_acct, (uint64_t)delta,
+					   __ATOMIC_RELAXED);
+	} else {
+		/* never below zero, whatever the races of the accounts */
+		cur = __atomic_load_n(&t->native_acct, __ATOMIC_RELAXED);
+		do
+			bytes = cur - MIN(cur, (uint64_t)-delta);
+		while (!__atomic_compare_exchange_n(&t->native_acct, &cur,
+						    bytes, false,
+						    __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED));
 	}
-	/* never below zero, whatever the races of the accounts */
-	cur = __atomic_load_n(&t->native_units, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&t->native_units, &cur,
-					    cur - MIN(cur, units), false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	/* in whole units, as the tier counts its slots' bytes; a racing
+	 * account stores its own figure next */
+	__atomic_store_n(&t->native_units,
+			 (bytes + tier_unit(t) - 1) >> t->unit_shift,
+			 __ATOMIC_RELAXED);
 }
 
 uint64_t tier_native_bytes(struct tier *t)
 {
-	return tier_native_units(t, true) << t->unit_shift;
+	return tier_native_units(t) << t->unit_shift;
 }
 
 uint64_t tier_avail_bytes(struct tier *t)

@@ -72,6 +72,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include "tier_watch.h" /* struct tier_watch_stats */
 
@@ -283,11 +284,10 @@ struct tier {
 	 * hold, counted with the slots' units against the tier's limit:
 	 * tracked from fs/'s accounts (tier_native_account()), or read
 	 * from the back end (@native_used: the RAM tier's tmpfs, which the
-	 * kernel writes behind our back) at most every TIER_STATVFS_MS, at
-	 * @native_checked_ms.  Relaxed atomics.
+	 * kernel writes behind our back) each time.  Relaxed atomic.
 	 */
 	uint64_t native_units;
-	int64_t native_checked_ms;
+	uint64_t native_acct; /* bytes fs/ accounted (no @native_used) */
 
 	/*
 	 * The calls inside the back end, bounded and timed (issue 32,
@@ -656,8 +656,11 @@ int tier_native_new(struct tier *t);
  */
 void tier_native_account(struct tier *t, int64_t delta);
 
-/* The bytes @t's native files hold, counted now (a statfs of the RAM
- * tier's tmpfs: no I/O; for the stats). */
+/* fstat() of backing file @fd of @t, bounded as the tier's calls are
+ * (tier_watch.h).  Return: 0, -ETIMEDOUT (stalled), or -errno. */
+int tier_native_stat(struct tier *t, int fd, struct stat *ret);
+
+/* The bytes @t's native files hold now (tier_native_units()).  */
 uint64_t tier_native_bytes(struct tier *t);
 
 static inline bool tier_has_csum(const struct tier *t)

@@ -155,7 +155,7 @@ int tier_csum_setup(struct tier *t);
 uint64_t tier_dev_avail(struct tier *t, bool fresh);
 /* tier_medium.c: the units @t's native files hold (tier.h), refreshed
  * from the back end at most every TIER_STATVFS_MS unless @fresh. */
-uint64_t tier_native_units(struct tier *t, bool fresh);
+uint64_t tier_native_units(struct tier *t);
 bool tier_medium_space_back(struct tier *t, bool fresh);
 /* tier_units.c: @off/@len inside @slot; and every unit of it held. */
 bool tier_range_ok(const struct tier *t, uint32_t slot, uint64_t off,

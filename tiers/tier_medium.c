@@ -34,27 +34,23 @@ static int64_t now_ms(void)
 /*
  * The units @t's native files hold (tier.h "Native files"): what fs/
  * accounted, or where the back end sees them all (@native_used: the RAM
- * tier's tmpfs, which the kernel writes behind our back), what it says,
- * asked at most every TIER_STATVFS_MS unless @fresh.  A back end that
- * fails to say keeps the last figure.
+ * tier's tmpfs, which the kernel writes behind our back), what it says
+ * now -- an fstatfs() of a memory filesystem, and none before the first
+ * native file, so a statfs right after the write(2) that filled it sees
+ * it full.  A back end that fails to say keeps the last figure.
  */
-uint64_t tier_native_units(struct tier *t, bool fresh)
+uint64_t tier_native_units(struct tier *t)
 {
-	int64_t now, last;
 	int64_t used;
 
-	if (!t->ops->native_used)
-		return __atomic_load_n(&t->native_units, __ATOMIC_RELAXED);
-	now = now_ms();
-	last = __atomic_load_n(&t->native_checked_ms, __ATOMIC_RELAXED);
-	if (!fresh && last && now - last < TIER_STATVFS_MS)
-		return __atomic_load_n(&t->native_units, __ATOMIC_RELAXED);
-	used = t->ops->native_used(t);
-	if (used >= 0)
-		__atomic_store_n(&t->native_units,
-				 ((uint64_t)used + tier_unit(t) - 1) >> t->unit_shift,
-				 __ATOMIC_RELAXED);
-	__atomic_store_n(&t->native_checked_ms, now ? now : 1, __ATOMIC_RELAXED);
+	if (t->ops->native_used) {
+		used = t->ops->native_used(t);
+		if (used >= 0)
+			__atomic_store_n(&t->native_units,
+					 ((uint64_t)used + tier_unit(t) - 1) >>
+						 t->unit_shift,
+					 __ATOMIC_RELAXED);
+	}
 	return __atomic_load_n(&t->native_units, __ATOMIC_RELAXED);
 }
 

@@ -298,7 +298,7 @@ int tier_charge(struct tier *t, uint32_t slot, uint64_t off, uint64_t len,
 
 	/* the native files' units count too (before the lock: it may ask
 	 * the back end) */
-	native = tier_native_units(t, false);
+	native = tier_native_units(t);
 	pthread_mutex_lock(&t->alloc_lock);
 	w = held_words_make(t, slot);
 	if (!w) {
@@ -380,7 +380,7 @@ int tier_slot_get(struct tier *t, uint32_t *ret_slot)
 
 	if (t->dev_shared && tier_medium_full(t) && !tier_medium_space_back(t, true))
 		return -ENOSPC;
-	native = tier_native_units(t, false);
+	native = tier_native_units(t);
 	pthread_mutex_lock(&t->alloc_lock);
 	/*
 	 * nused and used_units are written atomically (under the lock)

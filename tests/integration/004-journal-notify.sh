@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: options
 # TIMEOUT: 120
+# IO: tiered a checksum error in a file-tier slab
 #
 # systemd (issue 19), through sockets of the test's own:
 #  - sd_notify: with $NOTIFY_SOCKET, READY=1 arrives once the mount is

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: capacity
 # TIMEOUT: 60
+# IO: tiered allocation units of extents and spill
 #
 # statfs/df: total is the tier capacity; free drops by allocation units
 # (4 KiB: tiers/tier.h) as data is written (a 5-byte file costs one unit,

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: posix
 # TIMEOUT: 60
+# IO: tiered extent runs of user.tierfs.extents
 #
 # The computed text attributes at their widest (issue 10, bugs 1 and 2):
 # - user.tierfs.extents with the longest lines a mount can produce (a

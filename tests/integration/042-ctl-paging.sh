@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: tools
 # TIMEOUT: 300
+# IO: tiered paged lists of extent runs
 #
 # The control channel past the kernel's 64 KiB limit for one attribute
 # value (issue 10 bug 3), and FROM paths with a newline:

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: tools
 # TIMEOUT: 240
+# IO: tiered layouts that spill from RAM to disk
 #
 # tierctl against a live mount: help and usage errors; status and stats
 # in text, JSON (checked with python3 -m json.tool and field by field)

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: tools
 # TIMEOUT: 180
+# IO: tiered per-tier read counters of the daemon's reads
 #
 # tierctl as an admin meets it (issue 19, items 6 and 10), through a live
 # mount and a dead one -- a second tierfs whose daemon is killed with

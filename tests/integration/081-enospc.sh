@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: capacity
 # TIMEOUT: 60
+# IO: tiered ENOSPC only once every tier is full (spill)
 #
 # ENOSPC at capacity on a 16M RAM tier with 1M extents (16 extents):
 # writing 20M reports ENOSPC from write(2) after the 16M that fit (a short

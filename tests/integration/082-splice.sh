@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: data
 # TIMEOUT: 300
+# IO: tiered WRITEs spliced into tier memory, spilling
 #
 # Splice on /dev/fuse (fs/kernel.c): a WRITE's data stays in a pipe and
 # is read from it straight into the RAM tier, or through a bounce buffer

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: capacity
 # TIMEOUT: 120
+# IO: tiered the writeback cache
 #
 # Where ENOSPC comes out with the kernel's writeback cache, and that
 # nothing acknowledged is lost.  One 64M RAM tier, so the dirty limit

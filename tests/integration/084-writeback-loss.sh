@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: capacity
 # TIMEOUT: 300
+# IO: tiered the writeback cache
 #
 # Nothing acknowledged is lost at the edges of the writeback cache
 # (issue 16, items 1, 2, 4 and 13).  A small mount, RAM 32M over a file

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: capacity
 # TIMEOUT: 120
+# IO: tiered allocation units within extents, extent relocation
 #
 # Issue 12: space follows the data.  With 1 MiB extents and 4 KiB
 # allocation units (tiers/tier.h):

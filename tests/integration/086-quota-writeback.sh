@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: capacity
 # TIMEOUT: 180
+# IO: tiered the writeback cache
 #
 # A quota reached through the writeback cache reads as a quota, never as
 # a disk fault (issue 16, items 5 and 6).  RAM 64M over a file tier of

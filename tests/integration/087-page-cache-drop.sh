@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: data
 # TIMEOUT: 300
+# IO: tiered --page-cache drop (the daemon's reads)
 #
 # --page-cache=drop (README "Memory"): every open is direct I/O, so the
 # kernel keeps no second copy of the data the tiers hold.  On a 8M RAM

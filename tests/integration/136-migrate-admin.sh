@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 180
+# IO: tiered promotion of extents by heat
 #
 # What an admin moves down stays down until it is read again (issue 18:
 # right after `tierctl migrate big disk` the migrator promoted part of it

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: limits
 # TIMEOUT: 180
+# IO: tiered RAM-tier memory charged to the daemon
 #
 # Issue 11, "memory is a tier's real limit" and "metadata limits":
 # - a RAM tier larger than physical memory is refused with one line and

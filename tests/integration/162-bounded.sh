@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: multiuser
 # TIMEOUT: 400
+# IO: tiered verify of checksums, extent moves under the bandwidth limit
 #
 # Bounded work per request, placement by the owner only, and layouts of
 # what the caller may see (issue 11), as two unprivileged users A and B

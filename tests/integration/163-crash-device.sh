@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: failure
 # TIMEOUT: 180
+# IO: tiered extents on a PMem tier and their spill
 #
 # What a crash leaves, free space from the device, tier path rules
 # (issue 11):

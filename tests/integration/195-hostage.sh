@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: multiuser
 # TIMEOUT: 420
+# IO: tiered the daemon's calls into a hung tier (a native file's I/O is the kernel's own: it waits as on any filesystem)
 #
 # No request holds the mount hostage (issue 17): while one user's
 # requests wait for a long time, another user's still complete.  Hang
