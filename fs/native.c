@@ -2,6 +2,12 @@
 /*
  * native.c -- native files (native.h): a file's bytes in one backing
  * file of one tier, which the kernel reads and writes itself.
+ *
+ * Longer than 700 lines for a reason: a native file's life -- made,
+ * opened, accounted, read and written by the daemon, moved, demoted,
+ * freed -- turns on one struct under one set of lock rules (native.h)
+ * and one list, and reads best in one place; the copies that keep holes
+ * are fs/util/fdcopy.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +22,7 @@
 #include "native.h"
 #include "fs.h"
 #include "inode.h"
+#include "fdcopy.h"
 #include "kernel.h"
 #include "log.h"
 #include "policy.h"
@@ -402,27 +409,6 @@ int native_truncate(struct tierfs *fs, struct tfs_inode *inode,
 	return r;
 }
 
-/* The bytes of [@off, @off + @len) that backing file @fd holds (data,
- * or space fallocate reserved: SEEK_DATA finds both). */
-static uint64_t held_in(int fd, uint64_t off, uint64_t len)
-{
-	uint64_t end = off + len, pos = off, held = 0;
-
-	while (pos < end) {
-		off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
-		off_t h;
-
-		if (d < 0 || (uint64_t)d >= end)
-			break;
-		h = lseek(fd, d, SEEK_HOLE);
-		if (h < 0)
-			break;
-		held += MIN((uint64_t)h, end) - (uint64_t)d;
-		pos = (uint64_t)h;
-	}
-	return held;
-}
-
 int native_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 		     uint64_t off, uint64_t len)
 {
@@ -434,7 +420,7 @@ int native_fallocate(struct tierfs *fs, struct tfs_inode *inode, int mode,
 	pthread_rwlock_wrlock(&inode->i_dlock);
 	if (!(mode & FALLOC_FL_PUNCH_HOLE) &&
 	    tier_avail_bytes(fs->tiers[n->tier]) <
-		    len - held_in(n->fd, off, len)) {
+		    len - fd_held_in(n->fd, off, len)) {
 		/*
 		 * Not room on the tier for what the range does not hold
 		 * yet: nothing changes (a file tier's filesystem would let
@@ -484,139 +470,6 @@ int native_lseek(struct tierfs *fs, struct tfs_inode *inode, uint64_t off,
 	return 0;
 }
 
-/*
- * Copy @len bytes from @src at *@in to @dst at *@out, both offsets
- * advanced: copy_file_range(), which the kernel refuses between two
- * filesystems (a RAM tier's tmpfs and a file tier), so then through a
- * buffer.  Return: bytes copied (fewer at the end of @src), or -errno
- * when none were.
- */
-static ssize_t copy_range(int src, loff_t *in, int dst, loff_t *out,
-			  size_t len)
-{
-	enum { BUF = 1 << 20 };
-	char *buf = NULL;
-	size_t done = 0;
-	int err = 0;
-
-	while (done < len) {
-		ssize_t r, w;
-
-		if (!buf) {
-			r = copy_file_range(src, in, dst, out, len - done, 0);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0 && (errno == EXDEV || errno == EOPNOTSUPP ||
-				      errno == EINVAL || errno == ENOSYS)) {
-				buf = malloc(BUF);
-				if (!buf) {
-					err = -ENOMEM;
-					break;
-				}
-				continue;
-			}
-			if (r < 0)
-				err = -errno;
-			if (r <= 0)
-				break;
-			done += (size_t)r;
-			continue;
-		}
-		r = pread(src, buf, MIN((size_t)BUF, len - done), *in);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			err = -errno;
-		if (r <= 0)
-			break;
-		for (ssize_t k = 0; k < r; k += w) {
-			w = pwrite(dst, buf + k, (size_t)(r - k), *out + k);
-			if (w < 0 && errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			if (w < 0) {
-				err = -errno;
-				r = k; /* what went */
-				break;
-			}
-		}
-		*in += r;
-		*out += r;
-		done += (size_t)r;
-		if (err)
-			break;
-	}
-	free(buf);
-	return done ? (ssize_t)done : (ssize_t)err;
-}
-
-/*
- * Copy [@off_in, @off_in + @len) of @src (to its end at most) to @dst at
- * @off_out as copy_file_range(2) would, holes as holes: data ranges are
- * copied (copy_range()), the destination's bytes under a source hole are
- * punched out (a hole reads as zeros, so the bytes are the same), and
- * the destination grows to the end of what was copied.  *@ret_done: the
- * bytes copied (holes too).
- * Return: 0, or -errno (*@ret_done says how far it got).
- */
-static int copy_sparse(int src, uint64_t off_in, int dst, uint64_t off_out,
-		       size_t len, size_t *ret_done)
-{
-	struct stat st;
-	uint64_t end, pos = off_in;
-	int err = 0;
-
-	*ret_done = 0;
-	if (fstat(src, &st) < 0)
-		return -errno;
-	end = MIN((uint64_t)st.st_size, off_in + len);
-	while (pos < end) {
-		off_t data = lseek(src, (off_t)pos, SEEK_DATA);
-		uint64_t d = data < 0 ? end : MIN((uint64_t)data, end);
-		off_t hole;
-		loff_t in, out;
-
-		if (data < 0 && errno != ENXIO)
-			return -errno;
-		if (d > pos) {
-			/* the source's hole: none in the destination either */
-			if (fallocate(dst, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)(off_out + (pos - off_in)),
-				      (off_t)(d - pos)) < 0 &&
-			    errno != EOPNOTSUPP)
-				return -errno;
-			pos = d;
-			*ret_done = (size_t)(pos - off_in);
-			continue;
-		}
-		hole = lseek(src, (off_t)pos, SEEK_HOLE);
-		if (hole < 0)
-			return -errno;
-		in = (loff_t)pos;
-		out = (loff_t)(off_out + (pos - off_in));
-		while ((uint64_t)in < MIN((uint64_t)hole, end)) {
-			ssize_t r = copy_range(src, &in, dst, &out,
-					       (size_t)(MIN((uint64_t)hole, end) -
-							(uint64_t)in));
-
-			if (r <= 0) {
-				err = r < 0 ? (int)r : 0;
-				*ret_done = (size_t)((uint64_t)in - off_in);
-				return err;
-			}
-		}
-		pos = (uint64_t)in;
-		*ret_done = (size_t)(pos - off_in);
-	}
-	/* a hole at the end: the destination still grows over it */
-	if (end > off_in && fstat(dst, &st) == 0 &&
-	    (uint64_t)st.st_size < off_out + (end - off_in) &&
-	    ftruncate(dst, (off_t)(off_out + (end - off_in))) < 0)
-		return -errno;
-	return 0;
-}
-
 ssize_t native_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 		    struct tfs_inode *out, uint64_t off_out, size_t len)
 {
@@ -635,7 +488,7 @@ ssize_t native_copy(struct tierfs *fs, struct tfs_inode *in, uint64_t off_in,
 	pthread_rwlock_wrlock(&first->i_dlock);
 	if (second != first)
 		pthread_rwlock_wrlock(&second->i_dlock);
-	err = copy_sparse(ni->fd, off_in, no->fd, off_out, len, &done);
+	err = fd_copy_sparse(ni->fd, off_in, no->fd, off_out, len, &done);
 	(void)sync_locked(fs, out, no);
 	if (second != first)
 		pthread_rwlock_unlock(&second->i_dlock);
@@ -697,47 +550,6 @@ int native_extents(struct tierfs *fs, struct tfs_inode *inode, uint64_t from,
 	return r;
 }
 
-/*
- * Copy the whole of backing file @src into @dst (same offsets, holes
- * kept as holes where the filesystems allow: copy_file_range() reads
- * them as zeros on some, so data ranges are copied one by one).
- * Return: 0 or -errno.
- */
-static int copy_whole(int src, int dst)
-{
-	off_t pos = 0, end;
-	struct stat st;
-
-	if (fstat(src, &st) < 0)
-		return -errno;
-	end = st.st_size;
-	while (pos < end) {
-		off_t data = lseek(src, pos, SEEK_DATA);
-		off_t hole;
-		loff_t in, out;
-
-		if (data < 0)
-			break; /* ENXIO: only a hole is left */
-		hole = lseek(src, data, SEEK_HOLE);
-		if (hole < 0)
-			return -errno;
-		in = out = data;
-		while (in < hole) {
-			ssize_t r = copy_range(src, &in, dst, &out,
-					       (size_t)(hole - in));
-
-			if (r < 0)
-				return (int)r;
-			if (r == 0)
-				return -EIO; /* shrank under us */
-		}
-		pos = hole;
-	}
-	if (ftruncate(dst, end) < 0)
-		return -errno;
-	return 0;
-}
-
 int native_move(struct tierfs *fs, struct tfs_inode *inode, unsigned dst)
 {
 	struct native *n = native_of(inode);
@@ -771,7 +583,7 @@ int native_move(struct tierfs *fs, struct tfs_inode *inode, unsigned dst)
 	 */
 	opens = __atomic_load_n(&n->opens, __ATOMIC_RELAXED);
 	pthread_rwlock_rdlock(&inode->i_dlock);
-	r = copy_whole(n->fd, nfd);
+	r = fd_copy_whole(n->fd, nfd);
 	pthread_rwlock_unlock(&inode->i_dlock);
 	if (r == 0) {
 		pthread_rwlock_wrlock(&inode->i_dlock);
