@@ -49,6 +49,7 @@
 
 struct tier;
 struct migrator;
+struct stat;
 struct memwatch;
 struct throttle;
 struct tfs_inode;
@@ -83,6 +84,15 @@ struct tierfs {
 	 * whose contents it frees.  NULL: nothing above to free.
 	 */
 	void (*evict)(struct tierfs *fs, struct tfs_inode *inode);
+	/*
+	 * Puts a native file's size, blocks and times, as its backing file
+	 * has them now, into @st (native.h): inode_fill_stat() calls it for
+	 * every regular file with native state, so that no reply carries a
+	 * size older than the kernel's own writes (the kernel takes the
+	 * attributes of every LOOKUP and READDIRPLUS entry).  i_lock held.
+	 * Set by mount.c; NULL: no native files.
+	 */
+	void (*stat_native)(struct tfs_inode *inode, struct stat *st);
 	/*
 	 * Set by tierfs_free() when no request can come any more and the
 	 * tiers are gone: what is left of each inode is freed without

@@ -431,6 +431,8 @@ void inode_fill_stat(struct tierfs *fs, struct tfs_inode *inode,
 		/* benign race: a torn-free 64-bit load of a count (data.h) */
 		st->st_blocks = (blkcnt_t)(__atomic_load_n(&inode->i_bytes,
 							 __ATOMIC_RELAXED) / 512);
+		if (fs->stat_native && *inode_native_slot(inode))
+			fs->stat_native(inode, st);
 		break;
 	case S_IFDIR:
 		/* like tmpfs: a nominal size that grows with the entries */

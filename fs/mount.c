@@ -188,6 +188,7 @@ int tierfs_create(const struct tierfs_options *opt, struct tierfs **ret_fs)
 	}
 	throttle_init(fs->mig_thr);
 	fs->evict = mount_evict;
+	fs->stat_native = native_fill_stat;
 	fs->next_ino = 1; /* FUSE_ROOT_ID */
 	clock_gettime(CLOCK_MONOTONIC, &fs->start);
 	fs->half_life_ticks = opt->half_life * HEAT_TICKS_PER_SEC;

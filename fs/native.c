@@ -228,6 +228,23 @@ static int sync_locked(struct tierfs *fs, struct tfs_inode *inode,
 	return 0;
 }
 
+void native_fill_stat(struct tfs_inode *inode, struct stat *st)
+{
+	struct native *n = native_of(inode);
+	struct stat b;
+
+	/* n->fd changes under i_lock too (native_move()), and the old
+	 * one is closed after: it is open while i_lock is held here */
+	if (!n || fstat(n->fd, &b) < 0)
+		return;
+	st->st_size = b.st_size;
+	st->st_blocks = b.st_blocks;
+	st->st_atim = b.st_atim;
+	st->st_mtim = b.st_mtim;
+	if (ts_after(b.st_ctim, st->st_ctim))
+		st->st_ctim = b.st_ctim;
+}
+
 void native_set_times(struct tierfs *fs, struct tfs_inode *inode)
 {
 	struct native *n = native_of(inode);
@@ -600,7 +617,10 @@ int native_move(struct tierfs *fs, struct tfs_inode *inode, unsigned dst)
 						    -(int64_t)held);
 				tier_native_account(fs->tiers[dst],
 						    (int64_t)held);
+				/* under i_lock too: native_fill_stat() */
+				pthread_mutex_lock(&inode->i_lock);
 				n->fd = nfd;
+				pthread_mutex_unlock(&inode->i_lock);
 				__atomic_store_n(&n->tier, (uint8_t)dst, __ATOMIC_RELAXED);
 				nfd = old;
 				(void)sync_locked(fs, inode, n);

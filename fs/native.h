@@ -123,6 +123,11 @@ void native_release(struct tierfs *fs, struct tfs_inode *inode);
  */
 void native_sync(struct tierfs *fs, struct tfs_inode *inode);
 
+/* fs->stat_native (fs.h): @st takes the size, blocks, atime, mtime and
+ * (if later) ctime of native @inode's backing file now.  i_lock held;
+ * quiet on failure (@st keeps the inode's). */
+void native_fill_stat(struct tfs_inode *inode, struct stat *st);
+
 /* Times were set on native @inode (utimensat, or by a setattr that
  * sets them): its backing file takes its atime and mtime, which
  * native_sync() reads back.  Takes i_dlock and i_lock. */

@@ -30,6 +30,8 @@
  *     --no-user        never run ops as an ordinary user (by default, when
  *                      run as root, one op in five runs with fsuid/fsgid
  *                      1000 or 65534, logged as "u=1000")
+ *     --no-direct      never open with O_DIRECT (a native file on a disk
+ *                      tier has its filesystem's alignment rules for it)
  *     --stats          print per-op counts of successes and errors
  *     --list-ops       print the op names and weights
  *
@@ -1769,6 +1771,7 @@ struct gen {
 	size_t nents, cap_ents;
 	bool ents_valid;
 	bool as_user;		/* also run ops as uid 1000 / 65534 */
+	bool no_direct;		/* never O_DIRECT (--no-direct) */
 	int total_weight;
 };
 
@@ -2320,8 +2323,10 @@ static long gen_open_flags(struct gen *g)
 		fl |= O_DIRECTORY;
 	if (chance(&g->r, 5))
 		fl |= O_NOFOLLOW;
-	/* page cache bypass: coherency with cached I/O on the same file */
-	if (chance(&g->r, 8))
+	/* page cache bypass: coherency with cached I/O on the same file
+	 * (the draw is made either way, so --no-direct keeps the rest of
+	 * a seed's sequence) */
+	if (chance(&g->r, 8) && !g->no_direct)
 		fl |= O_DIRECT;
 	if (chance(&g->r, 3))
 		fl |= O_SYNC;
@@ -2716,7 +2721,7 @@ struct opts {
 	uint64_t seed, nops;
 	int verbose;
 	const char *replay;
-	bool minimize, clean, stats, no_user;
+	bool minimize, clean, stats, no_user, no_direct;
 	uint64_t budget, max_file;
 	unsigned op_timeout;
 };
@@ -3138,6 +3143,7 @@ int main(int argc, char **argv)
 		{ "list-ops", no_argument, NULL, 'l' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "no-user", no_argument, NULL, 'U' },
+		{ "no-direct", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -3198,6 +3204,9 @@ int main(int argc, char **argv)
 		case 'U':
 			o.no_user = true;
 			break;
+		case 'D':
+			o.no_direct = true;
+			break;
 		case 'l':
 			for (c = 0; c < OP_NOP; c++)
 				printf("%-12s %d\n", opdefs[c].name, opdefs[c].weight);
@@ -3245,6 +3254,7 @@ int main(int argc, char **argv)
 	g.budget = o.budget;
 	near_end = o.max_file + 64 * KIB;
 	g.as_user = geteuid() == 0 && !o.no_user;
+	g.no_direct = o.no_direct;
 	atomic_store(&wd_timeout, o.op_timeout);
 	if (o.op_timeout && pthread_create(&wd, NULL, watchdog, NULL) == 0)
 		pthread_detach(wd);

@@ -9,7 +9,9 @@
 # runs fsdiff with fixed seeds: three with 64 KiB extents (many extent
 # boundaries inside the I/O sizes fsdiff uses), one with the default 1 MiB
 # extents, and one with a 1 MiB RAM tier over a file tier, so that most
-# data spills and files span tiers (also with --page-cache=drop).  Every run is reported; the test fails
+# data spills and files span tiers (also with --page-cache=drop); in the
+# native leg (TIERFS_TEST_IO=native) native files on a file tier and on a
+# RAM tier over one instead.  Every run is reported; the test fails
 # if any run fails.  Both mounts are always unmounted, also on failure or
 # interrupt.
 #
@@ -118,14 +120,26 @@ run_one "1M-extents" 4 --tier ram=ram:64M
 # the kernel clears suid/sgid itself and every write reaches the daemon
 run_one "old-kernel-path" 6 --tier ram=ram:64M --extent-size 64K \
 	--no-kernel-features --no-writeback-cache
-mkdir -p "$T/disk"
-run_one "spill-to-file-tier" 5 --tier ram=ram:1M --tier "disk=file:$T/disk:64M" \
-	--extent-size 64K
-# --page-cache=drop: every open direct, mmap through the page cache of
-# that file only; the same spilling stack
-mkdir -p "$T/disk2"
-run_one "page-cache-drop" 7 --tier ram=ram:1M --tier "disk=file:$T/disk2:64M" \
-	--extent-size 64K --page-cache drop
+mkdir -p "$T/disk" "$T/disk2"
+if [ "${TIERFS_TEST_IO:-}" = native ]; then
+	# the native leg: native files do not spill (a 1 MiB RAM tier
+	# would give ENOSPC where the tmpfs has room), so their backing
+	# files on a file tier, and on a RAM tier over one
+	# files on a file tier: its directory on a tmpfs, since a native
+	# file has the rules of the filesystem under its tier (O_DIRECT
+	# alignment, the largest file), and the reference is a tmpfs
+	t_tmpfs "$T/disk" 128M
+	run_one "native-file-tier" 5 --tier "disk=file:$T/disk:64M"
+	run_one "native-ram-over-file" 7 --tier ram=ram:64M \
+		--tier "disk=file:$T/disk2:64M"
+else
+	run_one "spill-to-file-tier" 5 --tier ram=ram:1M \
+		--tier "disk=file:$T/disk:64M" --extent-size 64K
+	# --page-cache=drop: every open direct, mmap through the page
+	# cache of that file only; the same spilling stack
+	run_one "page-cache-drop" 7 --tier ram=ram:1M \
+		--tier "disk=file:$T/disk2:64M" --extent-size 64K --page-cache drop
+fi
 
 # the regression corpus: minimized reproducers of what fsdiff found
 CASES=("$SRCDIR"/cases/*.log)

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: tiers
 # TIMEOUT: 120
+# IO: tiered spill of extents between tiers
 #
 # Spill across three tiny tiers (RAM 4M, PMem 8M, file 64M; 1M extents;
 # --no-migrate so that nothing moves behind the checks):

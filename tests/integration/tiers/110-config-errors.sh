@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: config
 # TIMEOUT: 120
+# IO: tiered writes that spill between the tiers a config gives
 #
 # Configuration: every bad tier stack or config file stops the mount with
 # exactly one line naming the problem, a non-zero exit, nothing mounted

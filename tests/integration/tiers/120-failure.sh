@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: failure
 # TIMEOUT: 120
+# IO: tiered spill around a failing tier's device
 #
 # Tier failures behind tierfs's back; the mount must live on and keep
 # every other byte intact:

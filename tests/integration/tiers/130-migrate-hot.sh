@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 90
+# IO: tiered promotion of hot extents
 #
 # Hot data moves up, cold data moves down.  RAM 4M over a 64M file tier,
 # 1M extents, the default heat settings spelled out (3 passes make an

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 90
+# IO: tiered extent demotion by the watermarks (210-native checks native files')
 #
 # Watermarks (--high-watermark 75 --low-watermark 50, 1M extents):
 #  - RAM 8M (high = 6 extents, low = 4): filling it to exactly the high

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 90
+# IO: tiered extent heat and exchanges
 #
 # Promotion must not churn.  RAM 16M (empty, so promotion has room) over a
 # file tier holding three 8M files, default heat settings (3 passes make

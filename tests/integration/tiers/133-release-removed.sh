@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 90
+# IO: tiered extents of removed files in the migrator
 #
 # A file removed while the migrator is moving it gives its space back at
 # once, not when the pass ends (issue 10, bug 6).  RAM 8M over a file

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 90
+# IO: tiered extent exchanges
 #
 # A promotion that swaps a hot extent with a cold one sends the cold one
 # only where its own policy allows (issue 10, bug 5).  RAM 4M, mid 8M,

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 120
+# IO: tiered --page-cache only (lending RAM-tier extents)
 #
 # --page-cache only (fs/migrate.c): the page cache is the only copy in
 # memory.  RAM 16M over a 64M file tier, 1M extents, watermarks at their

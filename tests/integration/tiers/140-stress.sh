@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: migrate
 # TIMEOUT: 120
+# IO: tiered extents spilling and migrating under stress
 #
 # Stress: data integrity while the migrator moves extents all the time.
 # Tiny tiers (RAM 4M over a 32M file tier), 64K extents, no bandwidth

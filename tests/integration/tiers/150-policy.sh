@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # GROUP: policy
 # TIMEOUT: 150
+# IO: tiered policies over extents: promotion, spill and return of pinned data (210-native checks native files' pin and io)
 #
 # Per-directory policies (user.tierfs.{tiers,pin,split,promote}) on
 # RAM 8M / PMem 16M / file 64M, 1M extents, watermarks 100/95 (so that
