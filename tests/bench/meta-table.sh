@@ -19,7 +19,7 @@ prog=${0##*/}
 # shellcheck source-path=SCRIPTDIR source=benchlib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 
-ALL_TARGETS="tmpfs,plain,tierfs,tierfs-nosplice,tierfs-uring,tierfs-base,ptll,mergerfs"
+ALL_TARGETS="tmpfs,plain,tierfs,tierfs-native,tierfs-nosplice,tierfs-uring,tierfs-base,ptll,mergerfs"
 PTLL_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 
 usage()
@@ -40,7 +40,8 @@ afresh, one after the other):
 
 Targets (--targets; default $ALL_TARGETS):
   tmpfs, plain (a directory under --plain-dir), tierfs (RAM 2G,
-  --transport dev), tierfs-nosplice (the same with --no-splice: every
+  --transport dev), tierfs-native (the same with --io native: every
+  file a native one), tierfs-nosplice (the same with --no-splice: every
   request read whole, as before splice), tierfs-uring (the same,
   --transport uring; skipped
   without the kernel's enable_uring), ptll (libfuse's passthrough_ll
@@ -194,6 +195,9 @@ mount_target()
 		rm_dirs+=("$dir") ;;
 	tierfs)
 		fuse_up tierfs tierfs "$bin" -f --tier ram=ram:2G --transport dev "$work/tierfs"
+		dir=$fuse_mnt ;;
+	tierfs-native)
+		fuse_up tierfs-native tierfs "$bin" -f --tier ram=ram:2G --transport dev --io native "$work/tierfs-native"
 		dir=$fuse_mnt ;;
 	tierfs-nosplice)
 		fuse_up tierfs-nosplice tierfs "$bin" -f --tier ram=ram:2G --transport dev --no-splice "$work/tierfs-nosplice"

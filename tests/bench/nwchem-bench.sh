@@ -24,7 +24,7 @@ prog=${0##*/}
 . "$(dirname "${BASH_SOURCE[0]}")/benchlib.sh"
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,half,half-drop,half-only"
+ALL_TARGETS="tmpfs,plain,ram,ram-native,ram-drop,ram-uring,half,half-drop,half-only,file-native"
 DEFAULT_INPUT=$script_dir/nwchem-benzene-scf.nw
 # the input's SCF energy with Debian's NWChem 7.0.2, 8 decimals
 DEFAULT_REF=-230.72843877
@@ -55,6 +55,10 @@ Targets (--targets, default $ALL_TARGETS):
              --file-dir)
   half-only  half with --page-cache only (the page cache is the only
              copy in memory; the RAM tier hands data down after 1 s)
+  ram-native ram with --io native: the integral file a file of its own in
+             the RAM tier's tmpfs, moved by the kernel (passthrough)
+  file-native tierfs --io native --tier disk=file:DIR:8G (a native file
+             does not spill: a RAM tier of half of it is no native stack)
 
 Options:
   --bin PATH         the tierfs daemon (else \$TIERFS_BIN, else ./build/fs/tierfs)
@@ -135,7 +139,7 @@ for t in "${target_list[@]}"; do
 		continue
 	fi
 	keep+=("$t")
-	case $t in ram* | half*) need_tierfs=1 ;; esac
+	case $t in ram* | half* | file*) need_tierfs=1 ;; esac
 done
 target_list=("${keep[@]}")
 if ((need_tierfs)); then
@@ -188,6 +192,8 @@ label()
 	plain) echo "plain dir" ;;
 	ram) echo "tierfs RAM $ram_big" ;;
 	ram-drop) echo "tierfs RAM $ram_big, page cache dropped" ;;
+	ram-native) echo "tierfs RAM $ram_big, native" ;;
+	file-native) echo "tierfs file, native" ;;
 	ram-uring) echo "tierfs RAM $ram_big, io_uring" ;;
 	half) echo "tierfs RAM $ram_half + file" ;;
 	half-drop) echo "tierfs RAM $ram_half + file, page cache dropped" ;;
@@ -232,6 +238,15 @@ scratch_up()
 	ram-drop)
 		tierfs_up ram-drop --tier "ram=ram:$ram_big_bytes" --transport dev \
 			--page-cache drop
+		scratch=$fuse_mnt ;;
+	ram-native)
+		tierfs_up ram-native --tier "ram=ram:$ram_big_bytes" --transport dev \
+			--io native
+		scratch=$fuse_mnt ;;
+	file-native)
+		d=$(mktemp -d "$file_dir/nwchem-bench-tier.XXXXXX")
+		rm_dirs+=("$d")
+		tierfs_up file-native --tier "disk=file:$d:8G" --io native
 		scratch=$fuse_mnt ;;
 	ram-uring)
 		uring_old=$(cat "$uring_param")
@@ -330,7 +345,9 @@ labels = {"tmpfs": "tmpfs", "plain": "plain dir", "ram": "tierfs RAM, /dev/fuse"
           "ram-drop": "tierfs RAM, page cache dropped",
           "ram-uring": "tierfs RAM, io_uring", "half": "tierfs RAM half + file",
           "half-drop": "tierfs RAM half + file, page cache dropped",
-          "half-only": "tierfs RAM half + file, page cache only"}
+          "half-only": "tierfs RAM half + file, page cache only",
+          "ram-native": "tierfs RAM, native",
+          "file-native": "tierfs file, native"}
 print()
 print("| target | median wall (s) | ratio to tmpfs | runs (s) | peak held / stored (MiB) | counters of the last run |")
 print("|---|---:|---:|---|---|---|")

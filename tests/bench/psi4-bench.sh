@@ -19,7 +19,7 @@ prog=${0##*/}
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$script_dir/../.." && pwd)
 
-ALL_TARGETS="tmpfs,plain,ram,ram-drop,ram-uring,ramfile,ramfile-drop,ram-only,ramfile-only"
+ALL_TARGETS="tmpfs,plain,ram,ram-native,ram-drop,ram-uring,ramfile,ramfile-drop,ram-only,ramfile-only,file-native"
 DEFAULT_INPUT=$script_dir/psi4-h2o-ccsdt.in
 # the input's CCSD(T)/cc-pVQZ energy with Psi4 1.3.2, the same on every fs
 DEFAULT_REF=-76.3597933411
@@ -43,6 +43,11 @@ Targets (--targets, default $ALL_TARGETS):
   tmpfs     a fresh tmpfs of RAM_BIG per run
   plain     a fresh directory under --plain-dir per run
   ram       tierfs --tier ram=ram:RAM_BIG --transport dev
+  ram-native the same with --io native: each scratch file a file of its
+            own in the RAM tier's tmpfs, moved by the kernel (passthrough)
+  file-native tierfs --io native --tier disk=file:DIR:FILE_TIER_SIZE: each
+            a file of its own in DIR (a native file does not spill, so
+            a RAM tier smaller than a scratch file is no native stack)
   ram-uring the same with --transport uring (as root the script turns
             the fuse module's enable_uring on for these runs and back
             after each; skipped where it cannot)
@@ -127,7 +132,7 @@ file_tier_bytes=$(to_bytes "$file_tier_size")
 parse_targets "$targets" "$ALL_TARGETS"
 need_tierfs=$counts
 for t in "${target_list[@]}"; do
-	case $t in ram* ) need_tierfs=1 ;; esac
+	case $t in ram* | file*) need_tierfs=1 ;; esac
 done
 uring_param=/sys/module/fuse/parameters/enable_uring
 uring_old=
@@ -247,6 +252,16 @@ setup_scratch()
 	ram-drop)
 		tierfs_mount ram-drop "$2" --tier "ram=ram:$ram_big_bytes" \
 			--transport dev --page-cache drop
+		scratch=$fuse_mnt ;;
+	ram-native)
+		tierfs_mount ram-native "$2" --tier "ram=ram:$ram_big_bytes" \
+			--transport dev --io native
+		scratch=$fuse_mnt ;;
+	file-native)
+		d=$(mktemp -d "$file_dir/psi4-bench-tier.XXXXXX")
+		rm_dirs+=("$d")
+		tierfs_mount file-native "$2" --tier "disk=file:$d:$file_tier_bytes" \
+			--io native
 		scratch=$fuse_mnt ;;
 	ram-uring)
 		uring_old=$(cat "$uring_param")
@@ -377,6 +392,8 @@ label()
 	plain) echo "plain dir" ;;
 	ram) echo "tierfs RAM $ram_big" ;;
 	ram-drop) echo "tierfs RAM $ram_big, page cache dropped" ;;
+	ram-native) echo "tierfs RAM $ram_big, native" ;;
+	file-native) echo "tierfs file, native" ;;
 	ram-uring) echo "tierfs RAM $ram_big, io_uring" ;;
 	ramfile) echo "tierfs RAM $ram_small + file" ;;
 	ramfile-drop) echo "tierfs RAM $ram_small + file, page cache dropped" ;;

@@ -16,6 +16,7 @@
 #    through the other), truncated, punched (fallocate), SEEK_DATA and
 #    SEEK_HOLE, copy_file_range into a native and into a tiered file,
 #    all while open;
+#  - fio's verify (buffered and O_DIRECT) on both tiers;
 #  - migrated between opens (tierctl migrate; the bytes follow), and a
 #    migrate of an open one says it waits for the close (EBUSY) and the
 #    move happens at the close;
@@ -185,6 +186,21 @@ t_check "$P" w -s 2 "$MNT/slow/f" 0 $((3 * M)) >/dev/null
 t_eq "$(layout "$MNT/slow/f")" "ram=0 disk=$((3 * M))" "pinned native file"
 echo 3 >/proc/sys/vm/drop_caches
 t_check "$P" v -s 2 "$MNT/slow/f" 0 $((3 * M)) >/dev/null
+# fio's own verify, buffered and O_DIRECT, on both tiers
+if command -v fio >/dev/null; then
+	for d in "$MNT" "$MNT/slow"; do
+		for direct in 0 1; do
+			out=$(fio --name=v --filename="$d/fio.$direct" --size=8M \
+				--rw=randwrite --bs=4k --direct=$direct \
+				--ioengine=psync --verify=crc32c --do_verify=1 \
+				--verify_fatal=1 --output-format=terse 2>&1) ||
+				t_fail "fio verify in $d (direct=$direct): $out"
+			rm -f "$d/fio.$direct"
+		done
+	done
+else
+	echo "fio not installed: its verify runs are left out"
+fi
 
 # ------------------------------------------------------------------
 # 5. set-user-ID and set-group-ID cleared by another writer
