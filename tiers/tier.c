@@ -261,10 +261,10 @@ bool tier_can_native(const struct tier *t)
 
 int tier_native_new(struct tier *t)
 {
-	if (!t->ops->native_new)
-		return -EOPNOTSUPP;
 	int r;
 
+	if (!t->ops->native_new)
+		return -EOPNOTSUPP;
 	if (cfg_free_units(t) == 0)
 		return -ENOSPC;
 	/* a file made in a hung filesystem: bounded as every call is */

@@ -41,17 +41,21 @@ static int64_t now_ms(void)
  */
 uint64_t tier_native_units(struct tier *t)
 {
+	uint64_t cur = __atomic_load_n(&t->native_units, __ATOMIC_RELAXED);
+	uint64_t now;
 	int64_t used;
 
-	if (t->ops->native_used) {
-		used = t->ops->native_used(t);
-		if (used >= 0)
-			__atomic_store_n(&t->native_units,
-					 ((uint64_t)used + tier_unit(t) - 1) >>
-						 t->unit_shift,
-					 __ATOMIC_RELAXED);
-	}
-	return __atomic_load_n(&t->native_units, __ATOMIC_RELAXED);
+	if (!t->ops->native_used)
+		return cur;
+	used = t->ops->native_used(t);
+	if (used < 0)
+		return cur;
+	now = ((uint64_t)used + tier_unit(t) - 1) >> t->unit_shift;
+	/* stored only when it moved: every allocation reads it, and a
+	 * store each time would bounce the line between CPUs */
+	if (now != cur)
+		__atomic_store_n(&t->native_units, now, __ATOMIC_RELAXED);
+	return now;
 }
 
 /*
