@@ -69,7 +69,20 @@ t_xattr() {
 
 layout() { t_xattr "$1" user.tierfs.layout; }
 extents() { t_xattr "$1" user.tierfs.extents; }
-stats() { t_xattr "$MNT" user.tierfs.stats; }
+# The counters change while getfattr asks for their size and then reads
+# them: a counter that gains a digit in between makes the read fail with
+# ERANGE (getfattr does not ask again), so a failed read is made again.
+stats() {
+	local i out
+	for i in 1 2 3 4 5 6 7 8; do
+		if out=$(getfattr --absolute-names --only-values \
+			-n user.tierfs.stats -- "$MNT" 2>&1); then
+			printf '%s' "$out"
+			return 0
+		fi
+	done
+	printf '(getfattr user.tierfs.stats failed: %s)' "$out"
+}
 
 # _rec_key RECORD-TYPE NAME KEY: from stats, e.g. _rec_key tier ram used
 _rec_key() {
